@@ -1,0 +1,32 @@
+// `npm test`: build the WASM kernel, type-check everything, then run every test/**/*.test.ts
+// with node:test (Node 20's --test does not expand globs, so the files are listed here).
+import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+const root = join(import.meta.dirname, '..');
+
+function findTests(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...findTests(path));
+    else if (entry.name.endsWith('.test.ts')) out.push(relative(root, path));
+  }
+  return out.sort();
+}
+
+function run(command: string, args: string[]): void {
+  const result = spawnSync(command, args, { cwd: root, stdio: 'inherit' });
+  if (result.status !== 0) process.exit(result.status ?? 1);
+}
+
+const only = process.argv.slice(2);
+const files = only.length > 0 ? only : findTests(join(root, 'test'));
+if (files.length === 0) {
+  console.error('no test files found under test/');
+  process.exit(1);
+}
+run('npx', ['asc', 'assembly/index.ts', '--target', 'release']);
+run('npx', ['tsc', '--noEmit', '-p', '.']);
+run(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...files]);

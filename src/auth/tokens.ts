@@ -1,0 +1,126 @@
+/**
+ * @module auth/tokens
+ * Issues the service's access tokens (ES256 JWTs carrying the environments a client may use)
+ * and verifies bearer tokens: the service's own, and optionally an external identity provider's.
+ * Verified tokens are cached until they expire so the hot path skips signature checks; a cache
+ * entry never outlives its token's `exp`, and revocation is checked on every request.
+ */
+import {
+  SignJWT,
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  decodeProtectedHeader,
+  jwtVerify,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+} from 'jose';
+import type { AuthConfig } from '../config/types.ts';
+import { E } from '../errors.ts';
+import { SIGNING_ALG, type SigningKey } from './signing-key.ts';
+
+export const AUDIENCE = 'affinity-api';
+const ENVIRONMENTS_CLAIM = 'environments';
+/** Asymmetric algorithms only: `none` and HMAC (key-confusion) tokens are refused outright. */
+const EXTERNAL_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+
+/** What a verified token allows. */
+export interface Grant {
+  /** Client id for the service's own tokens; undefined for external ones (no revocation list). */
+  clientId?: string;
+  environments: ReadonlySet<string>;
+  /** Unix seconds. */
+  exp: number;
+}
+
+export async function issueAccessToken(
+  key: SigningKey,
+  config: AuthConfig,
+  clientId: string,
+  environments: string[],
+): Promise<string> {
+  return new SignJWT({ [ENVIRONMENTS_CLAIM]: environments })
+    .setProtectedHeader({ alg: SIGNING_ALG, kid: key.kid, typ: 'at+jwt' })
+    .setIssuer(config.issuer)
+    .setAudience(AUDIENCE)
+    .setSubject(clientId)
+    .setIssuedAt()
+    .setExpirationTime(Math.floor(Date.now() / 1000) + config.tokenTtlSec)
+    .sign(key.privateKey);
+}
+
+function environmentsOf(payload: JWTPayload, claim: string): Set<string> {
+  const value = payload[claim];
+  if (Array.isArray(value)) return new Set(value.filter((v): v is string => typeof v === 'string'));
+  if (typeof value === 'string') return new Set(value.split(' ').filter(Boolean));
+  return new Set();
+}
+
+export class TokenVerifier {
+  readonly #config: AuthConfig;
+  readonly #ownKeys: JWTVerifyGetKey;
+  readonly #externalKeys: JWTVerifyGetKey | undefined;
+  readonly #cache = new Map<string, Grant>();
+
+  constructor(key: SigningKey, config: AuthConfig) {
+    this.#config = config;
+    this.#ownKeys = createLocalJWKSet({ keys: [key.publicJwk] });
+    this.#externalKeys = config.external ? createRemoteJWKSet(new URL(config.external.jwksUrl)) : undefined;
+  }
+
+  /** The grant of a valid token; throws E.unauthorized otherwise. */
+  async verify(token: string): Promise<Grant> {
+    const nowSec = Date.now() / 1000;
+    const cached = this.#cache.get(token);
+    if (cached) {
+      if (cached.exp > nowSec) return cached;
+      this.#cache.delete(token);
+      throw E.unauthorized('The access token has expired');
+    }
+    const grant = await this.#verifySignature(token);
+    if (this.#config.tokenCacheSize > 0) {
+      // Evict oldest insertions first (Map keeps insertion order): bounded memory under token churn.
+      if (this.#cache.size >= this.#config.tokenCacheSize) this.#cache.delete(this.#cache.keys().next().value!);
+      this.#cache.set(token, grant);
+    }
+    return grant;
+  }
+
+  async #verifySignature(token: string): Promise<Grant> {
+    let issuer: string | undefined;
+    try {
+      decodeProtectedHeader(token);
+      const parts = token.split('.');
+      const payload = JSON.parse(Buffer.from(parts[1] ?? '', 'base64url').toString('utf8')) as JWTPayload;
+      issuer = typeof payload.iss === 'string' ? payload.iss : undefined;
+    } catch {
+      throw E.unauthorized('The access token is malformed');
+    }
+    const external = this.#config.external;
+    const useExternal = external !== undefined && issuer === external.issuer && issuer !== this.#config.issuer;
+    try {
+      if (useExternal) {
+        const { payload } = await jwtVerify(token, this.#externalKeys!, {
+          issuer: external.issuer,
+          audience: external.audience,
+          algorithms: EXTERNAL_ALGS,
+          requiredClaims: ['exp'],
+        });
+        return { environments: environmentsOf(payload, external.environmentsClaim), exp: payload.exp! };
+      }
+      const { payload } = await jwtVerify(token, this.#ownKeys, {
+        issuer: this.#config.issuer,
+        audience: AUDIENCE,
+        algorithms: [SIGNING_ALG],
+        requiredClaims: ['exp', 'sub'],
+      });
+      return { clientId: payload.sub!, environments: environmentsOf(payload, ENVIRONMENTS_CLAIM), exp: payload.exp! };
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (code === 'ERR_JWT_EXPIRED') throw E.unauthorized('The access token has expired');
+      if (code === 'ERR_JWKS_TIMEOUT' || code === 'ERR_JOSE_GENERIC' || code === 'ERR_JWKS_NO_MATCHING_KEY') {
+        throw E.unauthorized('The access token is not signed by a trusted key');
+      }
+      throw E.unauthorized(`The access token is invalid: ${(err as Error).message}`);
+    }
+  }
+}

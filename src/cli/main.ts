@@ -1,0 +1,87 @@
+/**
+ * @module cli/main
+ * `affinity` command line: operator tasks on the data directory of the configured service
+ * (same AFFINITY_CONFIG / AFFINITY_DATA_DIR as the server; safe while it runs). Output is one
+ * JSON object per line so scripts can read it; errors go to stderr with exit code 1.
+ */
+import { parseArgs } from 'node:util';
+import { createClient, listClients, revokeClient } from '../auth/clients.ts';
+import { ConfigError, loadConfig } from '../config/load.ts';
+import { Store } from '../store/open.ts';
+
+const USAGE = `Usage:
+  affinity client create --env <environment> [--env <environment> ...]
+  affinity client list
+  affinity client revoke <client_id>
+  affinity serve`;
+
+class UsageError extends Error {}
+
+async function runClientCommand(store: Store, environments: readonly string[], args: string[]): Promise<void> {
+  const [action, ...rest] = args;
+  const { values, positionals } = parseArgs({
+    args: rest,
+    options: { env: { type: 'string', multiple: true } },
+    allowPositionals: true,
+  });
+  if (action === 'create') {
+    const envs = [...new Set(values.env ?? [])];
+    if (envs.length === 0) throw new UsageError('client create needs at least one --env');
+    const unknown = envs.filter((e) => !environments.includes(e));
+    if (unknown.length > 0) {
+      throw new UsageError(`unknown environment(s): ${unknown.join(', ')} (configured: ${environments.join(', ')})`);
+    }
+    const { clientId, clientSecret } = await createClient(store, envs);
+    console.log(JSON.stringify({ client_id: clientId, client_secret: clientSecret }));
+    return;
+  }
+  if (action === 'list') {
+    for (const c of listClients(store)) {
+      console.log(
+        JSON.stringify({ client_id: c.clientId, environments: c.environments, created_at: c.createdAt, revoked_at: c.revokedAt ?? null }),
+      );
+    }
+    return;
+  }
+  if (action === 'revoke') {
+    const clientId = positionals[0];
+    if (!clientId) throw new UsageError('client revoke needs a client_id');
+    if (!(await revokeClient(store, clientId))) throw new UsageError(`no client '${clientId}'`);
+    console.log(JSON.stringify({ client_id: clientId, revoked: true }));
+    return;
+  }
+  throw new UsageError(`unknown client command '${action ?? ''}'`);
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...args] = argv;
+  if (command === 'serve') {
+    await import('../main.ts');
+    return -1;
+  }
+  if (command !== 'client') {
+    console.error(USAGE);
+    return command === undefined || command === '--help' || command === 'help' ? 0 : 1;
+  }
+  const config = loadConfig();
+  const store = new Store(config.store);
+  try {
+    await runClientCommand(store, Object.keys(config.environments), args);
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
+try {
+  const code = await main(process.argv.slice(2));
+  if (code >= 0) process.exitCode = code;
+} catch (err) {
+  if (err instanceof UsageError || err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    console.error(`affinity: ${(err as Error).message}`);
+    if (err instanceof UsageError) console.error(USAGE);
+    process.exitCode = 1;
+  } else {
+    throw err;
+  }
+}

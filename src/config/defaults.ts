@@ -1,0 +1,37 @@
+/**
+ * @module config/defaults
+ * The embedded configuration: what `npm start` serves with no config file (DESIGN.md, the
+ * `demo` environment). A file's environment inherits ENVIRONMENT_DEFAULTS for keys it omits.
+ */
+import type { Config, EnvironmentConfig } from './types.ts';
+
+export const ENVIRONMENT_DEFAULTS: EnvironmentConfig = {
+  itemTypes: [],
+  pageTypes: [],
+  channels: [],
+  lists: {},
+  listCache: { enabled: true, ttlSec: 30 * 60 },
+  serviceGroup: 'affinity',
+  controlGroups: {},
+};
+
+export const DEFAULT_CONFIG: Config = {
+  server: { host: '0.0.0.0', port: 8080, maxBodyBytes: 1024 * 1024, shutdownTimeoutMs: 10_000 },
+  store: { dataDir: './data', mapSizeBytes: 8 * 1024 ** 3 },
+  auth: { issuer: 'affinity', tokenTtlSec: 3600, tokenCacheSize: 10_000, demoClient: true },
+  log: { level: 'info' },
+  environments: {
+    demo: {
+      ...ENVIRONMENT_DEFAULTS,
+      itemTypes: ['article', 'video', 'product'],
+      lists: {
+        recommended_for_you: { strategy: 'personalized', itemTypes: [], fallback: 'popular' },
+        more_like_this: { strategy: 'item_to_item', itemTypes: [], fallback: 'popular' },
+        trending: { strategy: 'trending', itemTypes: [], fallback: 'popular' },
+        popular: { strategy: 'popular', itemTypes: [], fallback: 'latest' },
+        latest: { strategy: 'latest', itemTypes: [] },
+      },
+      controlGroups: { customer: 0 },
+    },
+  },
+};

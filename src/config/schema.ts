@@ -1,0 +1,110 @@
+/**
+ * @module config/schema
+ * JSON Schema of the merged configuration, compiled once. Unknown keys are rejected so a
+ * misspelt key is reported instead of silently ignored.
+ */
+import { Ajv } from 'ajv';
+
+const NAME = { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$' } as const;
+const STRATEGY = { enum: ['personalized', 'item_to_item', 'trending', 'popular', 'latest'] } as const;
+const NAMES = { type: 'array', items: NAME, uniqueItems: true } as const;
+
+const LIST = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['strategy', 'itemTypes'],
+  properties: {
+    strategy: STRATEGY,
+    itemTypes: NAMES,
+    informationField: { type: 'string', minLength: 1 },
+    fallback: STRATEGY,
+  },
+} as const;
+
+const ENVIRONMENT = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['itemTypes', 'pageTypes', 'channels', 'lists', 'listCache', 'serviceGroup', 'controlGroups'],
+  properties: {
+    itemTypes: { ...NAMES, minItems: 1 },
+    pageTypes: NAMES,
+    channels: NAMES,
+    lists: { type: 'object', propertyNames: NAME, additionalProperties: LIST },
+    listCache: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['enabled', 'ttlSec'],
+      properties: { enabled: { type: 'boolean' }, ttlSec: { type: 'integer', minimum: 1 } },
+    },
+    serviceGroup: NAME,
+    controlGroups: {
+      type: 'object',
+      propertyNames: NAME,
+      additionalProperties: { type: 'number', minimum: 0, maximum: 1 },
+    },
+  },
+} as const;
+
+const CONFIG_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['server', 'store', 'auth', 'log', 'environments'],
+  properties: {
+    server: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['host', 'port', 'maxBodyBytes', 'shutdownTimeoutMs'],
+      properties: {
+        host: { type: 'string', minLength: 1 },
+        port: { type: 'integer', minimum: 0, maximum: 65535 },
+        maxBodyBytes: { type: 'integer', minimum: 1024, maximum: 1024 ** 3 },
+        shutdownTimeoutMs: { type: 'integer', minimum: 0 },
+      },
+    },
+    store: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['dataDir', 'mapSizeBytes'],
+      properties: {
+        dataDir: { type: 'string', minLength: 1 },
+        mapSizeBytes: { type: 'integer', minimum: 1024 ** 2 },
+      },
+    },
+    auth: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['issuer', 'tokenTtlSec', 'tokenCacheSize', 'demoClient'],
+      properties: {
+        issuer: { type: 'string', minLength: 1 },
+        tokenTtlSec: { type: 'integer', minimum: 1, maximum: 7 * 24 * 3600 },
+        tokenCacheSize: { type: 'integer', minimum: 0 },
+        demoClient: { type: 'boolean' },
+        external: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['issuer', 'audience', 'jwksUrl', 'environmentsClaim'],
+          properties: {
+            issuer: { type: 'string', minLength: 1 },
+            audience: { type: 'string', minLength: 1 },
+            jwksUrl: { type: 'string', pattern: '^https?://' },
+            environmentsClaim: { type: 'string', minLength: 1 },
+          },
+        },
+      },
+    },
+    log: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['level'],
+      properties: { level: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] } },
+    },
+    environments: {
+      type: 'object',
+      minProperties: 1,
+      propertyNames: NAME,
+      additionalProperties: ENVIRONMENT,
+    },
+  },
+} as const;
+
+export const validateConfig = new Ajv({ allErrors: true }).compile(CONFIG_SCHEMA);

@@ -1,0 +1,67 @@
+/**
+ * @module config/types
+ * The shape of the frozen Config every module receives a slice of. Types only.
+ */
+
+export type ListStrategy = 'personalized' | 'item_to_item' | 'trending' | 'popular' | 'latest';
+
+export interface ListConfig {
+  strategy: ListStrategy;
+  /** Item types the list may recommend; empty means every type of the environment. */
+  itemTypes: string[];
+  /** Item field returned as `information_field` of each recommended item, if any. */
+  informationField?: string;
+  /** Strategy that fills the list when this one finds too few items. */
+  fallback?: ListStrategy;
+}
+
+export interface EnvironmentConfig {
+  itemTypes: string[];
+  /** Page types and channels accepted on top of SPEC.md's standard values. */
+  pageTypes: string[];
+  channels: string[];
+  lists: Record<string, ListConfig>;
+  listCache: { enabled: boolean; ttlSec: number };
+  serviceGroup: string;
+  /** Control groups and their share of traffic, 0..1. */
+  controlGroups: Record<string, number>;
+}
+
+export interface ServerConfig {
+  host: string;
+  port: number;
+  maxBodyBytes: number;
+  /** How long a graceful shutdown waits for in-flight requests before closing anyway. */
+  shutdownTimeoutMs: number;
+}
+
+export interface StoreConfig {
+  dataDir: string;
+  mapSizeBytes: number;
+}
+
+export interface ExternalIdpConfig {
+  issuer: string;
+  audience: string;
+  jwksUrl: string;
+  /** Claim holding the environments a token may use (array or space-separated string). */
+  environmentsClaim: string;
+}
+
+export interface AuthConfig {
+  issuer: string;
+  tokenTtlSec: number;
+  /** Verified tokens remembered so the hot path skips signature checks. */
+  tokenCacheSize: number;
+  /** Create a client for the first environment on first start and print its credentials once. */
+  demoClient: boolean;
+  external?: ExternalIdpConfig;
+}
+
+export interface Config {
+  server: ServerConfig;
+  store: StoreConfig;
+  auth: AuthConfig;
+  log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent' };
+  environments: Record<string, EnvironmentConfig>;
+}

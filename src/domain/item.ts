@@ -1,0 +1,71 @@
+/**
+ * @module domain/item
+ * The Item of SPEC.md as stored and served, and the pure rules that turn a validated request
+ * body into it (the two documented shapes of `categories`). No I/O.
+ */
+
+export type AncestryLevel = 'group' | 'item' | 'model';
+
+/** An image is a URL string or an object describing it (SPEC.md documents both). */
+export type ItemImage = string | Record<string, string>;
+
+/** `item_attributes` in either documented shape: `{name, value}` or a map of string to string. */
+export type ItemAttributes = { name: string; value: Record<string, unknown> } | Record<string, string>;
+
+/** Wire form of an item (snake_case as SPEC.md), with categories normalised to paths. */
+export interface Item {
+  environment: string;
+  item_id: string;
+  item_type: string;
+  title?: string;
+  description?: string;
+  content_body?: string;
+  uri?: string;
+  categories?: string[][];
+  tags?: string[];
+  images?: ItemImage[];
+  language?: string;
+  item_attributes?: ItemAttributes;
+  publication_datetime?: string;
+  end_datetime?: string;
+  access_type?: string;
+  flags?: string[];
+  parent?: string;
+  ancestry_level?: AncestryLevel;
+}
+
+/** What the catalog keeps per item. */
+export interface StoredItem {
+  item: Item;
+  enabled: boolean;
+  /** Dense per-environment index used by the ranking kernel; stable for the item's lifetime. */
+  ix: number;
+  /** Unix ms of the last write. */
+  updatedAt: number;
+}
+
+/** Nesting deeper than this in free-form values is refused: it serves no catalog purpose and
+ * recursive encoders (msgpack, JSON.stringify) would overflow the stack on it. */
+export const MAX_NESTING_DEPTH = 16;
+
+/** Depth of a JSON value (scalars 0), walking iteratively so hostile input cannot overflow the stack. */
+export function nestingDepth(value: unknown, stopAt = MAX_NESTING_DEPTH + 1): number {
+  let deepest = 0;
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    const d = depth + 1;
+    if (d > deepest) deepest = d;
+    if (deepest >= stopAt) return deepest;
+    for (const child of Object.values(v)) stack.push([child, d]);
+  }
+  return deepest;
+}
+
+/** Categories given as single-level strings or as paths become paths. */
+export function toCategoryPaths(categories: ReadonlyArray<string | readonly string[]>): string[][] {
+  const paths: string[][] = [];
+  for (const c of categories) paths.push(typeof c === 'string' ? [c] : [...c]);
+  return paths;
+}

@@ -1,0 +1,29 @@
+/**
+ * @module http/auth
+ * Bearer-token check for the items and recommendations routes: the token must verify, its
+ * client must still be active, and it must grant the environment named in the path (DESIGN.md
+ * invariant 3). Every failure is a 401.
+ */
+import { isClientActive } from '../auth/clients.ts';
+import type { TokenVerifier } from '../auth/tokens.ts';
+import { E } from '../errors.ts';
+import type { Store } from '../store/open.ts';
+
+export interface Authorizer {
+  verifier: TokenVerifier;
+  store: Store;
+}
+
+/** Throws E.unauthorized unless `authorization` carries a token valid for `environment`. */
+export async function authorize(auth: Authorizer, authorization: string, environment: string): Promise<void> {
+  if (authorization === '') throw E.unauthorized('The Authorization header with a Bearer token is missing');
+  const match = /^Bearer[ ]+([A-Za-z0-9._~+/=-]+)$/i.exec(authorization);
+  if (!match) throw E.unauthorized('The Authorization header must be "Bearer <access token>"');
+  const grant = await auth.verifier.verify(match[1]!);
+  if (grant.clientId !== undefined && !isClientActive(auth.store, grant.clientId)) {
+    throw E.unauthorized('The client of this access token has been revoked');
+  }
+  if (!grant.environments.has(environment)) {
+    throw E.unauthorized(`The access token is not valid for environment '${environment}'`);
+  }
+}

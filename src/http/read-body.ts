@@ -1,0 +1,37 @@
+/**
+ * @module http/read-body
+ * Reads a request body into one Buffer under a byte limit. Must be called before the handler's
+ * first await: uWS delivers data only to a handler attached in the same tick.
+ */
+import { E } from '../errors.ts';
+import type { Exchange } from './respond.ts';
+
+/**
+ * Resolves with the whole body; rejects with E.bodyTooLarge past `maxBytes` (checked against
+ * Content-Length up front and against the bytes actually received), and never settles after
+ * an abort (the exchange is dead and nothing will be written).
+ */
+export function readBody(ex: Exchange, maxBytes: number, contentLength: string): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const declared = contentLength === '' ? 0 : Number(contentLength);
+    if (declared > maxBytes) {
+      reject(E.bodyTooLarge(maxBytes));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let received = 0;
+    let failed = false;
+    ex.res.onData((chunk, isLast) => {
+      if (failed) return;
+      received += chunk.byteLength;
+      if (received > maxBytes) {
+        failed = true;
+        reject(E.bodyTooLarge(maxBytes));
+        return;
+      }
+      // uWS reuses the chunk's memory after this callback returns: copy it.
+      chunks.push(Buffer.from(new Uint8Array(chunk)));
+      if (isLast) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
+    });
+  });
+}

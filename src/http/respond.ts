@@ -1,0 +1,92 @@
+/**
+ * @module http/respond
+ * Every byte the service writes goes through here: JSON, empty and RFC 9457 problem responses,
+ * corked, never after the client aborted. The status of an error is the route's STATUS map
+ * entry for its kind, else the kind's default.
+ */
+import { STATUS_CODES } from 'node:http';
+import type { Logger } from 'pino';
+import { AppError, E } from '../errors.ts';
+import type { HttpResponse } from './uws.ts';
+
+/** Per-route overrides of error statuses, copied from the route's SPEC.md table. */
+export type StatusMap = Readonly<Partial<Record<string, number>>>;
+
+/** A response in flight: the uWS handle plus the abort flag uWS requires us to track. */
+export interface Exchange {
+  res: HttpResponse;
+  aborted: boolean;
+  /** Set once a response has been written, so a late error is not written twice. */
+  done: boolean;
+}
+
+const STATUS_LINES = new Map<number, string>();
+function statusLine(status: number): string {
+  let line = STATUS_LINES.get(status);
+  if (!line) {
+    line = `${status} ${STATUS_CODES[status] ?? ''}`.trimEnd();
+    STATUS_LINES.set(status, line);
+  }
+  return line;
+}
+
+function write(
+  ex: Exchange,
+  status: number,
+  contentType: string | undefined,
+  body: string | undefined,
+  headers?: Record<string, string>,
+  closeConnection = false,
+): void {
+  if (ex.aborted || ex.done) return;
+  ex.done = true;
+  ex.res.cork(() => {
+    ex.res.writeStatus(statusLine(status));
+    if (contentType) ex.res.writeHeader('Content-Type', contentType);
+    if (headers) for (const name in headers) ex.res.writeHeader(name, headers[name]!);
+    ex.res.end(body, closeConnection);
+  });
+}
+
+export function sendJson(ex: Exchange, status: number, body: unknown, headers?: Record<string, string>): void {
+  write(ex, status, 'application/json', JSON.stringify(body), headers);
+}
+
+/** A response with no content (SPEC.md's "200 ... (no content)"). */
+export function sendEmpty(ex: Exchange, status: number): void {
+  write(ex, status, undefined, undefined);
+}
+
+/** Writes `err` as problem details; unknown errors become a logged 500. */
+export function sendProblem(ex: Exchange, err: unknown, statusMap: StatusMap, log: Logger): void {
+  const appError = err instanceof AppError ? err : E.internal(err);
+  const status = statusMap[appError.kind] ?? appError.status;
+  if (status >= 500) log.error({ kind: appError.kind, err: appError.cause ?? appError }, appError.detail);
+  else log.debug({ kind: appError.kind, status }, appError.detail);
+  const body: Record<string, unknown> = {
+    type: `urn:affinity:problem:${appError.kind.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`,
+    title: appError.title,
+    status,
+    detail: appError.detail,
+  };
+  if (appError.errors) body.errors = appError.errors;
+  // An oversized body is not read to the end: close so the rest of it is not parsed as a request.
+  write(ex, status, 'application/problem+json', JSON.stringify(body), appError.headers, status === 413);
+}
+
+/** RFC 6749 §5.2 error body for the token endpoint (OAuth clients expect it, not problem details). */
+export function sendOAuthError(
+  ex: Exchange,
+  status: number,
+  error: string,
+  description: string,
+  headers?: Record<string, string>,
+): void {
+  write(
+    ex,
+    status,
+    'application/json',
+    JSON.stringify({ error, error_description: description }),
+    { 'Cache-Control': 'no-store', ...headers },
+  );
+}

@@ -1,0 +1,11 @@
+/**
+ * @module http/uws
+ * The only import of uWebSockets.js, so the binding can be swapped in one place.
+ */
+import uws from '@trufflesuite/uws-js-unofficial';
+
+export type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
+
+export const createApp = uws.App;
+export const closeListenSocket = uws.us_listen_socket_close;
+export const listenSocketPort = uws.us_socket_local_port;

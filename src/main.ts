@@ -1,0 +1,41 @@
+/**
+ * @module main
+ * Process entry: load and validate the configuration (exit 2 before listening when invalid),
+ * start the service, stop gracefully on SIGTERM/SIGINT (exit 0).
+ */
+import { pino } from 'pino';
+import { ConfigError, loadConfig } from './config/load.ts';
+import type { Config } from './config/types.ts';
+import { startService } from './service.ts';
+
+let config: Config;
+try {
+  config = loadConfig();
+} catch (err) {
+  if (!(err instanceof ConfigError)) throw err;
+  console.error(err.message);
+  process.exit(2);
+}
+
+const log = pino({ level: config.log.level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
+const service = await startService(config, log).catch((err: unknown) => {
+  log.fatal({ err }, 'failed to start');
+  process.exit(1);
+});
+log.info({ port: service.port, dataDir: config.store.dataDir }, 'listening');
+
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(signal, () => {
+    log.info({ signal }, 'shutting down');
+    service.stop().then(
+      () => {
+        log.info('stopped');
+        process.exit(0);
+      },
+      (err: unknown) => {
+        log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  });
+}

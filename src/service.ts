@@ -1,0 +1,62 @@
+/**
+ * @module service
+ * Composition of the running service: store → auth → catalog → HTTP routes → listening, and the
+ * graceful stop (stop accepting, finish in-flight requests, flush LMDB). The only module that
+ * wires layers together; main.ts adds the process concerns (config errors, signals, exit codes).
+ */
+import type { Logger } from 'pino';
+import { createClient, hasClients } from './auth/clients.ts';
+import { loadOrCreateSigningKey } from './auth/signing-key.ts';
+import { TokenVerifier } from './auth/tokens.ts';
+import type { Config } from './config/types.ts';
+import { registerHealthRoute } from './http/routes/health.ts';
+import { registerItemRoutes } from './http/routes/items.ts';
+import { registerOAuthRoutes } from './http/routes/oauth.ts';
+import { HttpServer } from './http/server.ts';
+import { Catalog } from './store/catalog.ts';
+import { Store } from './store/open.ts';
+
+export interface RunningService {
+  port: number;
+  /** Graceful stop; resolves once LMDB is flushed and closed. */
+  stop(): Promise<void>;
+}
+
+async function ensureDemoClient(config: Config, store: Store, log: Logger): Promise<void> {
+  if (!config.auth.demoClient || hasClients(store)) return;
+  const environment = 'demo' in config.environments ? 'demo' : Object.keys(config.environments)[0]!;
+  const { clientId, clientSecret } = await createClient(store, [environment]);
+  // Shown once, like `affinity client create`; only the hash is stored.
+  log.info(
+    { client_id: clientId, client_secret: clientSecret, environment },
+    'demo client created (the secret is shown only now; create more with `npx affinity client create`)',
+  );
+}
+
+export async function startService(config: Config, log: Logger): Promise<RunningService> {
+  const store = new Store(config.store);
+  try {
+    const key = await loadOrCreateSigningKey(config.store.dataDir);
+    await ensureDemoClient(config, store, log);
+    const auth = { verifier: new TokenVerifier(key, config.auth), store };
+    const server = new HttpServer({ maxBodyBytes: config.server.maxBodyBytes, log });
+    registerHealthRoute(server);
+    registerOAuthRoutes(server, { store, key, config: config.auth });
+    registerItemRoutes(server, { catalog: new Catalog(store), auth, environments: config.environments });
+    server.fallback();
+    const port = await server.listen(config.server.host, config.server.port);
+
+    let stopping: Promise<void> | undefined;
+    const stop = () =>
+      (stopping ??= (async () => {
+        const drained = await server.drain(config.server.shutdownTimeoutMs);
+        if (!drained) log.warn({ timeoutMs: config.server.shutdownTimeoutMs }, 'in-flight requests cut off at shutdown');
+        server.close();
+        await store.close();
+      })());
+    return { port, stop };
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+}

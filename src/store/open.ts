@@ -1,0 +1,48 @@
+/**
+ * @module store/open
+ * Opens the one LMDB environment of the data directory and its named databases. The Store owns
+ * the environment's lifecycle; the modules beside it (catalog, clients) read and write through
+ * the databases it exposes. Safe to open from several processes at once (the CLI beside a
+ * running server): LMDB serialises writers with a file lock.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { open, type Database, type RootDatabase } from 'lmdb';
+import type { StoreConfig } from '../config/types.ts';
+
+export class Store {
+  readonly root: RootDatabase;
+  /** [environment, itemType, itemId] → StoredItem */
+  readonly items: Database;
+  /** [environment, itemType, itemId] → dense item index; kept after delete so the index is stable. */
+  readonly itemIndex: Database<number>;
+  /** [environment, ix] → [itemType, itemId]: the kernel's way back from an index to an item. */
+  readonly indexItems: Database<[string, string]>;
+  /** seq (integer, ascending) → CatalogChange: the change feed. */
+  readonly changes: Database;
+  /** clientId → ClientRecord */
+  readonly clients: Database;
+  /** Counters: ['nextIx', environment], 'changeSeq'. */
+  readonly meta: Database<number>;
+
+  constructor(config: StoreConfig) {
+    const path = join(config.dataDir, 'db');
+    mkdirSync(path, { recursive: true });
+    // overlappingSync (the lmdb-js default off Windows): a write promise resolves once the
+    // transaction is committed, which survives the death of this process; `flushed` resolves
+    // once it is also on disk (survives the machine).
+    this.root = open({ path, mapSize: config.mapSizeBytes, maxDbs: 16 });
+    this.items = this.root.openDB({ name: 'items' });
+    this.itemIndex = this.root.openDB({ name: 'item-index' });
+    this.indexItems = this.root.openDB({ name: 'index-items' });
+    this.changes = this.root.openDB({ name: 'changes' });
+    this.clients = this.root.openDB({ name: 'clients' });
+    this.meta = this.root.openDB({ name: 'meta' });
+  }
+
+  /** Waits for every commit to be flushed, then closes the environment. */
+  async close(): Promise<void> {
+    await this.root.flushed;
+    await this.root.close();
+  }
+}
