@@ -1,0 +1,102 @@
+// Starts the real service (`src/main.ts`) as a child process on a free port with a fresh data
+// directory, and reads its demo client credentials from its first-start log line.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+export interface TestServer {
+  url: string;
+  port: number;
+  dataDir: string;
+  proc: ChildProcess;
+  /** Credentials of the demo client created on first start (undefined on a restart). */
+  demoClient?: { clientId: string; clientSecret: string };
+  /** Every log line printed so far (stdout and stderr). */
+  logs: string[];
+  /** Resolves with the exit code once the process has exited. */
+  exited: Promise<number | null>;
+  /** SIGTERM and wait for exit; returns the exit code. */
+  stop(): Promise<number | null>;
+  /** Stops the process (if running) and removes the data directory unless it was given. */
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Reuse a data directory (for restarts); by default a fresh temporary one. */
+  dataDir?: string;
+  /** Configuration written to a temporary JSON file and passed as AFFINITY_CONFIG. */
+  config?: unknown;
+  env?: Record<string, string>;
+}
+
+export function tempDir(prefix = 'affinity-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export async function startServer(options: StartOptions = {}): Promise<TestServer> {
+  const ownDir = options.dataDir === undefined;
+  const dataDir = options.dataDir ?? tempDir();
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    PORT: '0',
+    AFFINITY_HOST: '127.0.0.1',
+    AFFINITY_DATA_DIR: dataDir,
+    AFFINITY_LOG_LEVEL: 'info',
+    ...options.env,
+  };
+  if (options.config !== undefined) {
+    const file = join(tempDir('affinity-config-'), 'config.json');
+    writeFileSync(file, JSON.stringify(options.config));
+    env.AFFINITY_CONFIG = file;
+  }
+  const proc = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/main.ts')], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: string[] = [];
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  createInterface({ input: proc.stderr! }).on('line', (line) => logs.push(line));
+
+  let demoClient: TestServer['demoClient'];
+  const port = await new Promise<number>((resolve, reject) => {
+    const lines = createInterface({ input: proc.stdout! });
+    lines.on('line', (line) => {
+      logs.push(line);
+      let entry: Record<string, unknown>;
+      try {
+        entry = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        return;
+      }
+      if (typeof entry.client_secret === 'string') {
+        demoClient = { clientId: String(entry.client_id), clientSecret: entry.client_secret };
+      }
+      if (entry.msg === 'listening') resolve(Number(entry.port));
+    });
+    void exited.then((code) => reject(new Error(`server exited with ${code} before listening:\n${logs.join('\n')}`)));
+  });
+
+  const stop = async () => {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
+    return exited;
+  };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    dataDir,
+    proc,
+    demoClient,
+    logs,
+    exited,
+    stop,
+    async close() {
+      await stop();
+      if (ownDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
