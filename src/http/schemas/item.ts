@@ -90,18 +90,20 @@ function fieldPath(e: ErrorObject): string {
 
 function fieldMessage(e: ErrorObject): string {
   if (e.keyword === 'format') return 'must be an ISO 8601 timestamp with a timezone offset or Z';
-  if (e.keyword === 'additionalProperties') return 'is not a field of Item';
+  if (e.keyword === 'additionalProperties') return e.instancePath === '' ? 'is not a field of Item' : 'is not an allowed field';
   if (e.keyword === 'required') return 'is required';
   return e.message ?? 'is invalid';
 }
 
-/** Ajv reports each anyOf branch; keep one message per path, the anyOf summary last. */
+/** Ajv also reports why each anyOf branch failed; the anyOf summary alone is clearer. */
 function toFieldErrors(errors: ErrorObject[]): FieldError[] {
+  const anyOfPaths = errors.filter((e) => e.keyword === 'anyOf').map((e) => `${e.schemaPath}/`);
   const seen = new Map<string, FieldError>();
   for (const e of errors) {
+    if (anyOfPaths.some((p) => e.schemaPath.startsWith(p))) continue;
     const path = fieldPath(e);
     const message = e.keyword === 'anyOf' ? 'does not match any documented shape' : fieldMessage(e);
-    if (!seen.has(path) || e.keyword === 'anyOf') seen.set(path, { path, message });
+    if (!seen.has(path)) seen.set(path, { path, message });
   }
   return [...seen.values()];
 }
