@@ -7,6 +7,8 @@
 
 /** One failing field of a request, as in the problem body's `errors` array. */
 export interface FieldError {
+  /** Position of the failing entry in a batch (events). */
+  index?: number;
   path: string;
   message: string;
 }
@@ -53,6 +55,10 @@ export const E = {
     new AppError('invalidItem', 415, 'Item does not match the specification', detail, { errors }),
   invalidRequest: (detail: string, errors?: FieldError[]) =>
     new AppError('invalidRequest', 400, 'Invalid request', detail, errors ? { errors } : {}),
+  invalidEvents: (summary: string, errors: FieldError[]) =>
+    new AppError('invalidEvents', 400, `Events contain errors: ${summary}`, `${errors.length} event(s) are invalid; nothing was stored`, {
+      errors,
+    }),
   environmentNotFound: (environment: string) =>
     new AppError('environmentNotFound', 404, 'Environment not found', `Environment '${environment}' is not configured`),
   itemNotFound: (environment: string, itemType: string, itemId: string) =>

@@ -9,11 +9,13 @@ import { createClient, hasClients } from './auth/clients.ts';
 import { loadOrCreateSigningKey } from './auth/signing-key.ts';
 import { TokenVerifier } from './auth/tokens.ts';
 import type { Config } from './config/types.ts';
+import { registerEventRoutes } from './http/routes/events.ts';
 import { registerHealthRoute } from './http/routes/health.ts';
 import { registerItemRoutes } from './http/routes/items.ts';
 import { registerOAuthRoutes } from './http/routes/oauth.ts';
 import { HttpServer } from './http/server.ts';
 import { Catalog } from './store/catalog.ts';
+import { EventLog } from './store/event-log.ts';
 import { Store } from './store/open.ts';
 
 export interface RunningService {
@@ -43,6 +45,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
     registerHealthRoute(server);
     registerOAuthRoutes(server, { store, key, config: config.auth });
     registerItemRoutes(server, { catalog: new Catalog(store), auth, environments: config.environments });
+    registerEventRoutes(server, { eventLog: new EventLog(store), auth, environments: config.environments });
     server.fallback();
     const port = await server.listen(config.server.host, config.server.port);
 

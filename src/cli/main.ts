@@ -7,12 +7,14 @@
 import { parseArgs } from 'node:util';
 import { createClient, listClients, revokeClient } from '../auth/clients.ts';
 import { ConfigError, loadConfig } from '../config/load.ts';
+import { EventLog } from '../store/event-log.ts';
 import { Store } from '../store/open.ts';
 
 const USAGE = `Usage:
   affinity client create --env <environment> [--env <environment> ...]
   affinity client list
   affinity client revoke <client_id>
+  affinity events export --env <environment> [--since <ISO 8601 time>]
   affinity serve`;
 
 class UsageError extends Error {}
@@ -53,20 +55,48 @@ async function runClientCommand(store: Store, environments: readonly string[], a
   throw new UsageError(`unknown client command '${action ?? ''}'`);
 }
 
+/** Prints an environment's events as NDJSON, oldest first, each with its acceptance time. */
+function exportEvents(store: Store, environments: readonly string[], args: string[]): void {
+  const [action, ...rest] = args;
+  if (action !== 'export') throw new UsageError(`unknown events command '${action ?? ''}'`);
+  const { values } = parseArgs({ args: rest, options: { env: { type: 'string' }, since: { type: 'string' } } });
+  if (!values.env) throw new UsageError('events export needs --env');
+  if (!environments.includes(values.env)) throw new UsageError(`unknown environment '${values.env}'`);
+  let sinceMs = 0;
+  if (values.since !== undefined) {
+    sinceMs = Date.parse(values.since);
+    if (!/[zZ]|[+-]\d\d:?\d\d$/.test(values.since) || Number.isNaN(sinceMs)) {
+      throw new UsageError(`--since must be an ISO 8601 time with an offset or Z, got '${values.since}'`);
+    }
+  }
+  const out: string[] = [];
+  const flush = () => {
+    if (out.length > 0) process.stdout.write(`${out.join('\n')}\n`);
+    out.length = 0;
+  };
+  for (const { event } of new EventLog(store).after(values.env, 0)) {
+    if (event.t < sinceMs) continue;
+    out.push(JSON.stringify({ ...event.e, accepted_at: new Date(event.t).toISOString() }));
+    if (out.length === 1000) flush();
+  }
+  flush();
+}
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
   if (command === 'serve') {
     await import('../main.ts');
     return -1;
   }
-  if (command !== 'client') {
+  if (command !== 'client' && command !== 'events') {
     console.error(USAGE);
     return command === undefined || command === '--help' || command === 'help' ? 0 : 1;
   }
   const config = loadConfig();
   const store = new Store(config.store);
   try {
-    await runClientCommand(store, Object.keys(config.environments), args);
+    if (command === 'events') exportEvents(store, Object.keys(config.environments), args);
+    else await runClientCommand(store, Object.keys(config.environments), args);
     return 0;
   } finally {
     await store.close();

@@ -20,9 +20,13 @@ export class Store {
   readonly indexItems: Database<[string, string]>;
   /** seq (integer, ascending) → CatalogChange: the change feed. */
   readonly changes: Database;
+  /** [environment, seq] → StoredEvent: the event log, seq ascending across environments. */
+  readonly events: Database;
+  /** [environment, event_id] → seq: makes retried batches idempotent. */
+  readonly eventIds: Database<number>;
   /** clientId → ClientRecord */
   readonly clients: Database;
-  /** Counters: ['nextIx', environment], 'changeSeq'. */
+  /** Counters: ['nextIx', environment], 'changeSeq', 'eventSeq'. */
   readonly meta: Database<number>;
 
   constructor(config: StoreConfig) {
@@ -36,6 +40,8 @@ export class Store {
     this.itemIndex = this.root.openDB({ name: 'item-index' });
     this.indexItems = this.root.openDB({ name: 'index-items' });
     this.changes = this.root.openDB({ name: 'changes' });
+    this.events = this.root.openDB({ name: 'events' });
+    this.eventIds = this.root.openDB({ name: 'event-ids' });
     this.clients = this.root.openDB({ name: 'clients' });
     this.meta = this.root.openDB({ name: 'meta' });
   }
