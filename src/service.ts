@@ -1,7 +1,8 @@
 /**
  * @module service
- * Composition of the running service: store → auth → catalog → HTTP routes → listening, and the
- * graceful stop (stop accepting, finish in-flight requests, flush LMDB). The only module that
+ * Composition of the running service: store → auth → model builder worker → HTTP routes →
+ * listening, and the graceful stop (stop accepting, finish in-flight requests, stop the builder
+ * after its current chunk, flush LMDB). The only module that
  * wires layers together; main.ts adds the process concerns (config errors, signals, exit codes).
  */
 import type { Logger } from 'pino';
@@ -14,6 +15,7 @@ import { registerHealthRoute } from './http/routes/health.ts';
 import { registerItemRoutes } from './http/routes/items.ts';
 import { registerOAuthRoutes } from './http/routes/oauth.ts';
 import { HttpServer } from './http/server.ts';
+import { ModelBuilder } from './model/builder.ts';
 import { Catalog } from './store/catalog.ts';
 import { EventLog } from './store/event-log.ts';
 import { Store } from './store/open.ts';
@@ -37,12 +39,14 @@ async function ensureDemoClient(config: Config, store: Store, log: Logger): Prom
 
 export async function startService(config: Config, log: Logger): Promise<RunningService> {
   const store = new Store(config.store);
+  let builder: ModelBuilder | undefined;
   try {
     const key = await loadOrCreateSigningKey(config.store.dataDir);
     await ensureDemoClient(config, store, log);
     const auth = { verifier: new TokenVerifier(key, config.auth), store };
+    builder = new ModelBuilder({ store: config.store, environments: config.environments, log });
     const server = new HttpServer({ maxBodyBytes: config.server.maxBodyBytes, log });
-    registerHealthRoute(server);
+    registerHealthRoute(server, builder);
     registerOAuthRoutes(server, { store, key, config: config.auth });
     registerItemRoutes(server, { catalog: new Catalog(store), auth, environments: config.environments });
     registerEventRoutes(server, { eventLog: new EventLog(store), auth, environments: config.environments });
@@ -55,10 +59,12 @@ export async function startService(config: Config, log: Logger): Promise<Running
         const drained = await server.drain(config.server.shutdownTimeoutMs);
         if (!drained) log.warn({ timeoutMs: config.server.shutdownTimeoutMs }, 'in-flight requests cut off at shutdown');
         server.close();
+        await builder!.close();
         await store.close();
       })());
     return { port, stop };
   } catch (err) {
+    await builder?.close();
     await store.close();
     throw err;
   }

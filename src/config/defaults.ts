@@ -13,6 +13,15 @@ export const ENVIRONMENT_DEFAULTS: EnvironmentConfig = {
   listCache: { enabled: true, ttlSec: 30 * 60 },
   serviceGroup: 'affinity',
   controlGroups: {},
+  model: {
+    // A purchase says more about taste than a page view; impressions and clicks are not consumption
+    // (a click is followed by the detail page view, which is counted).
+    eventWeights: { detail_pageview: 1, checkpoint: 1, item_interaction: 2, add_to_cart: 3, purchase: 5 },
+    historyLength: 100,
+    cooccurrenceWindow: 20,
+    maxNeighbours: 200,
+    attributionWindowSec: 24 * 3600,
+  },
 };
 
 export const DEFAULT_CONFIG: Config = {

@@ -21,10 +21,27 @@ const LIST = {
   },
 } as const;
 
+const MODEL = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['eventWeights', 'historyLength', 'cooccurrenceWindow', 'maxNeighbours', 'attributionWindowSec'],
+  properties: {
+    eventWeights: {
+      type: 'object',
+      propertyNames: { enum: ['detail_pageview', 'checkpoint', 'item_interaction', 'add_to_cart', 'purchase', 'click_on_recommendation'] },
+      additionalProperties: { type: 'number', minimum: 0, maximum: 1000 },
+    },
+    historyLength: { type: 'integer', minimum: 1, maximum: 10000 },
+    cooccurrenceWindow: { type: 'integer', minimum: 0, maximum: 1000 },
+    maxNeighbours: { type: 'integer', minimum: 1, maximum: 10000 },
+    attributionWindowSec: { type: 'integer', minimum: 0 },
+  },
+} as const;
+
 const ENVIRONMENT = {
   type: 'object',
   additionalProperties: false,
-  required: ['itemTypes', 'pageTypes', 'channels', 'lists', 'listCache', 'serviceGroup', 'controlGroups'],
+  required: ['itemTypes', 'pageTypes', 'channels', 'lists', 'listCache', 'serviceGroup', 'controlGroups', 'model'],
   properties: {
     itemTypes: { ...NAMES, minItems: 1 },
     pageTypes: NAMES,
@@ -42,6 +59,7 @@ const ENVIRONMENT = {
       propertyNames: NAME,
       additionalProperties: { type: 'number', minimum: 0, maximum: 1 },
     },
+    model: MODEL,
   },
 } as const;
 

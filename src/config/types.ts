@@ -15,6 +15,20 @@ export interface ListConfig {
   fallback?: ListStrategy;
 }
 
+/** How the model builder turns events into signals. */
+export interface ModelConfig {
+  /** Weight of each consumption event type in co-occurrence and popularity; absent types count 0. */
+  eventWeights: Record<string, number>;
+  /** Recent items kept per user and per device. */
+  historyLength: number;
+  /** How many of a user's recent items a new consumption is paired with for co-occurrence. */
+  cooccurrenceWindow: number;
+  /** Neighbours kept per item, strongest first. */
+  maxNeighbours: number;
+  /** A conversion is attributed to a recommendation click on the same item at most this long before. */
+  attributionWindowSec: number;
+}
+
 export interface EnvironmentConfig {
   itemTypes: string[];
   /** Page types and channels accepted on top of SPEC.md's standard values. */
@@ -25,6 +39,7 @@ export interface EnvironmentConfig {
   serviceGroup: string;
   /** Control groups and their share of traffic, 0..1. */
   controlGroups: Record<string, number>;
+  model: ModelConfig;
 }
 
 export interface ServerConfig {

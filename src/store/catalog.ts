@@ -6,6 +6,7 @@
  * its input.
  */
 import type { Item, StoredItem } from '../domain/item.ts';
+import { ensureItemIndex } from './item-index.ts';
 import type { Store } from './open.ts';
 
 export type CatalogOp = 'create' | 'update' | 'enable' | 'disable' | 'delete';
@@ -45,7 +46,7 @@ export class Catalog {
     const key = [item.environment, item.item_type, item.item_id];
     return s.root.transaction(() => {
       const existing = s.items.get(key) as StoredItem | undefined;
-      const ix = existing?.ix ?? this.#indexOf(item.environment, item.item_type, item.item_id);
+      const ix = existing?.ix ?? ensureItemIndex(s, item.environment, item.item_type, item.item_id);
       const stored: StoredItem = { item, enabled: existing?.enabled ?? true, ix, updatedAt: Date.now() };
       s.items.put(key, stored);
       const op = existing ? 'update' : 'create';
@@ -119,19 +120,6 @@ export class Catalog {
   /** The item behind a dense index, for the ranking side. */
   itemAt(environment: string, ix: number): [itemType: string, itemId: string] | undefined {
     return this.#store.indexItems.get([environment, ix]);
-  }
-
-  // Runs inside a write transaction: reads see the transaction's own writes.
-  #indexOf(environment: string, itemType: string, itemId: string): number {
-    const s = this.#store;
-    const key = [environment, itemType, itemId];
-    const known = s.itemIndex.get(key);
-    if (known !== undefined) return known;
-    const ix = s.meta.get(['nextIx', environment]) ?? 0;
-    s.meta.put(['nextIx', environment], ix + 1);
-    s.itemIndex.put(key, ix);
-    s.indexItems.put([environment, ix], [itemType, itemId]);
-    return ix;
   }
 
   #appendChange(environment: string, itemType: string, itemId: string, ix: number, op: CatalogOp): void {

@@ -24,6 +24,10 @@ export class Store {
   readonly events: Database;
   /** [environment, event_id] → seq: makes retried batches idempotent. */
   readonly eventIds: Database<number>;
+  /** Model builder output, raw bytes (typed arrays): histories, neighbours, popularity, item layout. */
+  readonly model: Database<Buffer>;
+  /** Model builder bookkeeping (msgpack): positions, device→user links, clicks, report counters. */
+  readonly modelState: Database;
   /** clientId → ClientRecord */
   readonly clients: Database;
   /** Counters: ['nextIx', environment], 'changeSeq', 'eventSeq'. */
@@ -42,6 +46,8 @@ export class Store {
     this.changes = this.root.openDB({ name: 'changes' });
     this.events = this.root.openDB({ name: 'events' });
     this.eventIds = this.root.openDB({ name: 'event-ids' });
+    this.model = this.root.openDB({ name: 'model', encoding: 'binary' });
+    this.modelState = this.root.openDB({ name: 'model-state' });
     this.clients = this.root.openDB({ name: 'clients' });
     this.meta = this.root.openDB({ name: 'meta' });
   }

@@ -1,0 +1,70 @@
+/**
+ * @module model/builder
+ * Main-thread handle of the model builder worker: starts it, keeps its latest stats for the
+ * health endpoint, logs newly skipped data, and stops it (finishing the current chunk).
+ */
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import type { Config, StoreConfig } from '../config/types.ts';
+import type { BuilderStats, BuilderWorkerData } from './builder-worker.ts';
+
+/** Pause before restarting a crashed worker, so a persistent fault does not spin. */
+const RESTART_DELAY_MS = 1000;
+
+export class ModelBuilder {
+  readonly #workerData: BuilderWorkerData & { entry: string };
+  readonly #log: Logger;
+  #worker!: Worker;
+  #exited!: Promise<void>;
+  #stopping = false;
+  #stats: BuilderStats | undefined;
+
+  constructor(options: { store: StoreConfig; environments: Config['environments']; log: Logger }) {
+    this.#log = options.log;
+    this.#workerData = {
+      entry: new URL('./builder-worker.ts', import.meta.url).href,
+      store: options.store,
+      environments: options.environments,
+      pollMs: 20,
+      chunkSize: 2000,
+      statsIntervalMs: 1000,
+    };
+    this.#start();
+  }
+
+  #start(): void {
+    const worker = new Worker(new URL('../ts-worker.mjs', import.meta.url), { workerData: this.#workerData });
+    this.#worker = worker;
+    worker.on('message', (message: BuilderStats) => this.#onStats(message));
+    worker.on('error', (err) => this.#log.error({ err }, 'model builder failed'));
+    this.#exited = new Promise((resolve) => {
+      worker.once('exit', (code) => {
+        resolve();
+        if (this.#stopping) return;
+        // Its last commit holds its position: a new worker resumes there without double counting.
+        this.#log.error({ code, restartInMs: RESTART_DELAY_MS }, 'model builder stopped unexpectedly');
+        setTimeout(() => this.#stopping || this.#start(), RESTART_DELAY_MS).unref();
+      });
+    });
+  }
+
+  #onStats(stats: BuilderStats): void {
+    const before = this.#stats?.skipped ?? {};
+    for (const [reason, n] of Object.entries(stats.skipped)) {
+      if (n !== before[reason]) this.#log.info({ reason, total: n }, 'model builder skipped events');
+    }
+    this.#stats = stats;
+  }
+
+  /** Latest stats (undefined until the first report, within a second of start). */
+  get stats(): BuilderStats | undefined {
+    return this.#stats;
+  }
+
+  /** Asks the worker to finish its chunk and exit; resolves when it has. */
+  async close(): Promise<void> {
+    this.#stopping = true;
+    this.#worker.postMessage('stop');
+    await this.#exited;
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * @module model/reports
+ * Reporting counters per UTC day and per list_name, user_group and channel: impressions and
+ * clicks of recommendations, and conversions (add_to_cart, purchase) attributed to a click on
+ * the same item by the same user within the attribution window. Counts of a chunk are summed in
+ * memory and added to the stored ones at its end.
+ */
+import type { TrackedEvent } from '../domain/event.ts';
+import type { Store } from '../store/open.ts';
+
+const IMPRESSIONS = new Set(['impression', 'batch_impression', 'session_impression']);
+const CLICKS = new Set(['click_on_recommendation', 'batch_click_on_recommendation', 'session_click_on_recommendation']);
+const CONVERSIONS = new Set(['add_to_cart', 'purchase']);
+const DIMENSIONS = ['list_name', 'user_group', 'channel'] as const;
+
+/** What a click leaves behind for attributing a later conversion. */
+interface ClickMemory {
+  t: number;
+  list_name?: string;
+  user_group?: string;
+  channel?: string;
+}
+
+export const reportKey = (env: string, day: string, dimension: string, value: string, metric: string) => [
+  env,
+  'rep',
+  day,
+  dimension,
+  value,
+  metric,
+];
+const clickKey = (env: string, who: string, itemKey: string) => [env, 'click', who, itemKey];
+
+function dayOf(unixMs: number): string {
+  return new Date(unixMs).toISOString().slice(0, 10);
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+export class ReportUpdates {
+  readonly #store: Store;
+  readonly #env: string;
+  readonly #windowMs: number;
+  readonly #counts = new Map<string, number>();
+
+  constructor(store: Store, env: string, attributionWindowSec: number) {
+    this.#store = store;
+    this.#env = env;
+    this.#windowMs = attributionWindowSec * 1000;
+  }
+
+  #count(day: string, source: Record<string, unknown>, metric: string, by = 1): void {
+    for (const dimension of DIMENSIONS) {
+      const value = str(source[dimension]);
+      if (value === undefined) continue;
+      const id = JSON.stringify([day, dimension, value, metric]);
+      this.#counts.set(id, (this.#counts.get(id) ?? 0) + by);
+    }
+  }
+
+  add(e: TrackedEvent, acceptedAtMs: number): void {
+    const type = e.event_type;
+    const day = dayOf(acceptedAtMs);
+    const who = str(e.user_id) ?? str(e.device_id) ?? str(e.session_id);
+    const itemKey = `${String(e.action_item_type)}\u0000${String(e.action_item)}`;
+    if (IMPRESSIONS.has(type)) {
+      this.#count(day, e, 'impressions');
+    } else if (CLICKS.has(type)) {
+      this.#count(day, e, 'clicks');
+      if (who) {
+        const memory: ClickMemory = { t: acceptedAtMs, list_name: str(e.list_name), user_group: str(e.user_group), channel: str(e.channel) };
+        this.#store.modelState.put(clickKey(this.#env, who, itemKey), memory);
+      }
+    } else if (CONVERSIONS.has(type)) {
+      const candidates = [str(e.user_id), str(e.device_id)].filter((x): x is string => x !== undefined);
+      for (const id of candidates) {
+        const click = this.#store.modelState.get(clickKey(this.#env, id, itemKey)) as ClickMemory | undefined;
+        if (!click || acceptedAtMs - click.t > this.#windowMs) continue;
+        const source = { list_name: click.list_name, user_group: click.user_group, channel: click.channel };
+        this.#count(day, source, 'conversions');
+        this.#count(day, source, type);
+        if (type === 'purchase' && typeof e.purchased_price === 'number') {
+          const amount = typeof e.amount === 'number' ? e.amount : 1;
+          this.#count(day, source, 'revenue', e.purchased_price * amount);
+        }
+        break;
+      }
+    }
+  }
+
+  flush(): void {
+    for (const [id, n] of this.#counts) {
+      const [day, dimension, value, metric] = JSON.parse(id) as [string, string, string, string];
+      const key = reportKey(this.#env, day, dimension, value, metric);
+      this.#store.modelState.put(key, ((this.#store.modelState.get(key) as number | undefined) ?? 0) + n);
+    }
+    this.#counts.clear();
+  }
+}

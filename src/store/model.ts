@@ -1,0 +1,82 @@
+/**
+ * @module store/model
+ * Keys and binary layouts of what the model builder keeps for the ranking side. Values in the
+ * `model` database are little-endian typed arrays indexed by dense item index (`ix`), so a
+ * ranking worker can hand them to the WASM kernel without parsing:
+ *
+ * | key                               | layout                                                     |
+ * |-----------------------------------|------------------------------------------------------------|
+ * | [env, 'hu', userId]               | History: u32 triplets (ix, event type code, unix sec), oldest first |
+ * | [env, 'hd', deviceId]             | same, for devices not (yet) linked to a user               |
+ * | [env, 'nb', ix]                   | Neighbours: u32 count n, n × u32 ix, n × f32 weight (strongest first) |
+ * | [env, 'pop', 'all']               | Popularity: f32 per ix, weighted consumption count         |
+ * | [env, 'pop', hour]                | f32 per ix for one UTC hour (hour = unix sec / 3600)        |
+ * | [env, 'item', 'flags']            | u8 per ix: bit 0 in catalog, bit 1 enabled                 |
+ * | [env, 'item', 'type']             | u8 per ix: position of its item type in the environment's list (255 unknown) |
+ * | [env, 'item', 'published']        | u32 per ix: publication time, unix sec (0 unknown)         |
+ * | [env, 'item', 'ends']             | u32 per ix: end_datetime, unix sec (0 none)                |
+ */
+
+export const EVENT_TYPE_CODES: Readonly<Record<string, number>> = {
+  detail_pageview: 1,
+  item_interaction: 2,
+  checkpoint: 3,
+  add_to_cart: 4,
+  purchase: 5,
+  click_on_recommendation: 6,
+};
+
+export const ITEM_IN_CATALOG = 1;
+export const ITEM_ENABLED = 2;
+export const UNKNOWN_TYPE = 255;
+
+export const userHistoryKey = (env: string, userId: string) => [env, 'hu', userId];
+export const deviceHistoryKey = (env: string, deviceId: string) => [env, 'hd', deviceId];
+export const neighboursKey = (env: string, ix: number) => [env, 'nb', ix];
+export const popularityKey = (env: string, bucket: number | 'all') => [env, 'pop', bucket];
+export const itemLayoutKey = (env: string, layout: 'flags' | 'type' | 'published' | 'ends') => [env, 'item', layout];
+
+/** A typed array over a copy of `bytes` (LMDB buffers are neither aligned nor stable). */
+export function copyU32(bytes: Uint8Array | undefined): Uint32Array {
+  if (!bytes || bytes.byteLength < 4) return new Uint32Array(0);
+  const out = new Uint32Array(bytes.byteLength >>> 2);
+  new Uint8Array(out.buffer).set(bytes.subarray(0, out.byteLength));
+  return out;
+}
+
+export function copyF32(bytes: Uint8Array | undefined): Float32Array {
+  const u = copyU32(bytes);
+  return new Float32Array(u.buffer, 0, u.length);
+}
+
+export function copyU8(bytes: Uint8Array | undefined): Uint8Array {
+  return bytes ? new Uint8Array(bytes) : new Uint8Array(0);
+}
+
+/** Bytes of a typed array, for a put. */
+export function bytesOf(array: Uint32Array | Float32Array | Uint8Array): Buffer {
+  return Buffer.from(array.buffer, array.byteOffset, array.byteLength);
+}
+
+export interface Neighbours {
+  ix: Uint32Array;
+  weight: Float32Array;
+}
+
+export function decodeNeighbours(bytes: Uint8Array | undefined): Neighbours {
+  const all = copyU32(bytes);
+  const n = all[0] ?? 0;
+  if (n === 0 || all.length < 1 + 2 * n) return { ix: new Uint32Array(0), weight: new Float32Array(0) };
+  return { ix: all.subarray(1, 1 + n), weight: new Float32Array(all.buffer, (1 + n) * 4, n) };
+}
+
+export function encodeNeighbours(ix: ArrayLike<number>, weight: ArrayLike<number>, n: number): Buffer {
+  const out = new Uint32Array(1 + 2 * n);
+  out[0] = n;
+  const w = new Float32Array(out.buffer, (1 + n) * 4, n);
+  for (let i = 0; i < n; i++) {
+    out[1 + i] = ix[i]!;
+    w[i] = weight[i]!;
+  }
+  return bytesOf(out);
+}
