@@ -14,6 +14,7 @@ import { registerEventRoutes } from './http/routes/events.ts';
 import { registerHealthRoute } from './http/routes/health.ts';
 import { registerItemRoutes } from './http/routes/items.ts';
 import { registerOAuthRoutes } from './http/routes/oauth.ts';
+import { registerReportRoutes } from './http/routes/reports.ts';
 import { HttpServer } from './http/server.ts';
 import { ModelBuilder } from './model/builder.ts';
 import { Catalog } from './store/catalog.ts';
@@ -50,6 +51,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
     registerOAuthRoutes(server, { store, key, config: config.auth });
     registerItemRoutes(server, { catalog: new Catalog(store), auth, environments: config.environments });
     registerEventRoutes(server, { eventLog: new EventLog(store), auth, environments: config.environments });
+    registerReportRoutes(server, { store, auth, environments: config.environments });
     server.fallback();
     const port = await server.listen(config.server.host, config.server.port);
 
