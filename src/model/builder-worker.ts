@@ -1,18 +1,22 @@
 /**
  * @module model/builder-worker
- * Worker entry of the model builder. Follows the catalog change feed and each environment's
- * event log; every step applies one chunk of each in a single LMDB write transaction that also
- * stores the new positions, so a restart resumes exactly where the last commit ended: nothing
- * is counted twice or missed. Synchronous LMDB writes are fine here: this is not the main thread.
+ * Worker entry of the model builder. Reads the catalog change feed and each environment's event
+ * log (read-only, no lock), applies them to in-memory model state, and every `flushMs` writes
+ * what changed together with the new positions in one LMDB write transaction. A restart
+ * resumes from the last flushed positions with the state that flush wrote: nothing is counted
+ * twice or missed. The write lock is held only for the puts of already-encoded values, so the
+ * main thread's commits (item and event 200s) wait for it as little as possible. Synchronous
+ * LMDB calls are fine here: this is not the main thread.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config, StoreConfig } from '../config/types.ts';
 import { Catalog } from '../store/catalog.ts';
 import { EventLog, type StoredEvent } from '../store/event-log.ts';
+import { ensureItemIndex } from '../store/item-index.ts';
 import { Store } from '../store/open.ts';
-import { applyEvents, type SkipCounts } from './apply-events.ts';
-import { applyCatalogChanges } from './item-layout.ts';
+import { EnvironmentModel, type SkipCounts } from './environment-model.ts';
+import { ItemLayoutState } from './item-layout.ts';
 import { LagHistogram } from './lag-histogram.ts';
 
 export interface BuilderWorkerData {
@@ -20,33 +24,48 @@ export interface BuilderWorkerData {
   environments: Config['environments'];
   /** Sleep between polls when there is nothing new. */
   pollMs: number;
-  /** Most events (per environment) or catalog changes applied in one transaction. */
+  /** Most events (per environment) or catalog changes read in one step. */
   chunkSize: number;
+  /** How often applied changes are written (the main part of the acceptance-to-model lag). */
+  flushMs: number;
   statsIntervalMs: number;
 }
 
 /** Messages the worker posts to the main thread. */
 export interface BuilderStats {
   type: 'stats';
-  /** Events applied since start. */
+  /** Events applied and written since start. */
   applied: number;
-  /** Acceptance-to-commit lag since start. */
+  /** Acceptance-to-write lag since start. */
   lag: ReturnType<LagHistogram['summary']>;
   /** Events (partly) skipped since start, by reason. */
   skipped: Record<string, number>;
+  /** Last event sequence number written, per environment. */
   positions: Record<string, number>;
 }
 
-const eventsPosition = (env: string) => [env, 'pos', 'events'];
-const CHANGES_POSITION = ['pos', 'changes'];
+const eventsPositionKey = (env: string) => [env, 'pos', 'events'];
+const CHANGES_POSITION_KEY = ['pos', 'changes'];
 
 const data = workerData as BuilderWorkerData;
 const store = new Store(data.store);
 const catalog = new Catalog(store);
 const eventLog = new EventLog(store);
+const layout = new ItemLayoutState(store, data.environments);
+const models = new Map<string, EnvironmentModel>();
+const positions: Record<string, number> = {};
+const written: Record<string, number> = {};
+for (const [environment, config] of Object.entries(data.environments)) {
+  models.set(environment, new EnvironmentModel(store, environment, config));
+  positions[environment] = (store.modelState.get(eventsPositionKey(environment)) as number | undefined) ?? 0;
+  written[environment] = positions[environment];
+}
+let changesPosition = (store.modelState.get(CHANGES_POSITION_KEY) as number | undefined) ?? 0;
+let changesWritten = changesPosition;
 const lag = new LagHistogram();
 const skipped: SkipCounts = new Map();
-const positions: Record<string, number> = {};
+/** Acceptance times of events applied but not yet written. */
+const unwritten: number[] = [];
 let applied = 0;
 let stopping = false;
 
@@ -54,48 +73,74 @@ parentPort!.on('message', (message: unknown) => {
   if (message === 'stop') stopping = true;
 });
 
-/** Applies one chunk of everything pending; returns how many records it consumed. */
-function step(): number {
-  const acceptedAt: number[] = [];
-  let consumed = 0;
+/** Item indices of a chunk's events, assigning missing ones in one small transaction. */
+function indicesOf(environment: string, items: Array<[string, string] | undefined>): Array<number | undefined> {
+  const ixs = items.map((it) => (it ? store.itemIndex.get([environment, it[0], it[1]]) : undefined));
+  const missing = items.filter((it, i) => it !== undefined && ixs[i] === undefined) as Array<[string, string]>;
+  if (missing.length === 0) return ixs;
   store.root.transactionSync(() => {
-    const changesFrom = (store.modelState.get(CHANGES_POSITION) as number | undefined) ?? 0;
-    const changes = catalog.changesSince(changesFrom, data.chunkSize);
-    if (changes.length > 0) {
-      applyCatalogChanges(store, data.environments, changes);
-      store.modelState.put(CHANGES_POSITION, changes[changes.length - 1]!.seq);
-      consumed += changes.length;
-    }
-    for (const [environment, config] of Object.entries(data.environments)) {
-      const from = (store.modelState.get(eventsPosition(environment)) as number | undefined) ?? 0;
-      const events: StoredEvent[] = [];
-      let last = from;
-      for (const { seq, event } of eventLog.after(environment, from, data.chunkSize)) {
-        events.push(event);
-        last = seq;
-      }
-      positions[environment] = last;
-      if (events.length === 0) continue;
-      applyEvents(store, environment, config, events, skipped);
-      store.modelState.put(eventsPosition(environment), last);
-      for (const e of events) acceptedAt.push(e.t);
-      consumed += events.length;
-    }
+    for (const [itemType, itemId] of missing) ensureItemIndex(store, environment, itemType, itemId);
   });
-  const now = Date.now();
-  for (const t of acceptedAt) lag.record(now - t);
-  applied += acceptedAt.length;
+  return items.map((it, i) => ixs[i] ?? (it ? store.itemIndex.get([environment, it[0], it[1]]) : undefined));
+}
+
+/** Applies one chunk of what is new; returns how many records it consumed. */
+function ingest(): number {
+  let consumed = 0;
+  const changes = catalog.changesSince(changesPosition, data.chunkSize);
+  if (changes.length > 0) {
+    layout.apply(changes);
+    changesPosition = changes[changes.length - 1]!.seq;
+    consumed += changes.length;
+  }
+  for (const [environment, model] of models) {
+    const events: StoredEvent[] = [];
+    for (const { seq, event } of eventLog.after(environment, positions[environment]!)) {
+      events.push(event);
+      positions[environment] = seq;
+      if (events.length === data.chunkSize) break;
+    }
+    if (events.length === 0) continue;
+    const ixs = indicesOf(environment, events.map((e) => model.itemOf(e, skipped)));
+    for (let i = 0; i < events.length; i++) {
+      model.apply(events[i]!, ixs[i]);
+      unwritten.push(events[i]!.t);
+    }
+    consumed += events.length;
+  }
   return consumed;
 }
 
+function flush(): void {
+  const writes = [layout.prepareFlush(), ...[...models.values()].map((m) => m.prepareFlush())];
+  const eventPositions = { ...positions };
+  store.root.transactionSync(() => {
+    for (const write of writes) write();
+    for (const [environment, seq] of Object.entries(eventPositions)) store.modelState.put(eventsPositionKey(environment), seq);
+    store.modelState.put(CHANGES_POSITION_KEY, changesPosition);
+  });
+  Object.assign(written, eventPositions);
+  changesWritten = changesPosition;
+  const now = Date.now();
+  for (const t of unwritten) lag.record(now - t);
+  applied += unwritten.length;
+  unwritten.length = 0;
+}
+
 function postStats(): void {
-  const stats: BuilderStats = { type: 'stats', applied, lag: lag.summary(), skipped: Object.fromEntries(skipped), positions };
+  const stats: BuilderStats = { type: 'stats', applied, lag: lag.summary(), skipped: Object.fromEntries(skipped), positions: { ...written } };
   parentPort!.postMessage(stats);
 }
 
+let lastFlush = Date.now();
 let lastStats = 0;
 while (!stopping) {
-  const consumed = step();
+  const consumed = ingest();
+  const pending = unwritten.length > 0 || changesPosition !== changesWritten;
+  if (pending && Date.now() - lastFlush >= data.flushMs) {
+    flush();
+    lastFlush = Date.now();
+  }
   if (Date.now() - lastStats >= data.statsIntervalMs) {
     postStats();
     lastStats = Date.now();
@@ -103,5 +148,6 @@ while (!stopping) {
   // Yield to the event loop either way so a 'stop' message is seen.
   await sleep(consumed > 0 ? 0 : data.pollMs);
 }
+flush();
 postStats();
 await store.close();

@@ -26,7 +26,8 @@ export class ModelBuilder {
       store: options.store,
       environments: options.environments,
       pollMs: 20,
-      chunkSize: 2000,
+      chunkSize: 5000,
+      flushMs: 200,
       statsIntervalMs: 1000,
     };
     this.#start();

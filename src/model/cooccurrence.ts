@@ -1,17 +1,22 @@
 /**
  * @module model/cooccurrence
  * Item-item co-occurrence: when a user consumes item i after items j in their recent history,
- * both i→j and j→i gain the configured weight of the new consumption. Deltas of a chunk are summed in memory, then each
- * touched item's neighbour list is merged, cut to the strongest `maxNeighbours` and rewritten.
+ * both i→j and j→i gain the configured weight of the new consumption. Rows live in memory
+ * (loaded from LMDB on first touch) and dirty ones are written at each flush. A row is cut back
+ * to its strongest `maxNeighbours` only once it holds twice that many, so the cut (a sort) is
+ * paid rarely; stored rows are therefore unordered and hold at most 2 × maxNeighbours.
  */
 import type { Store } from '../store/open.ts';
 import { decodeNeighbours, encodeNeighbours, neighboursKey } from '../store/model.ts';
 
-export class CooccurrenceUpdates {
+type Row = Map<number, number>;
+
+export class CooccurrenceState {
   readonly #store: Store;
   readonly #env: string;
   readonly #maxNeighbours: number;
-  readonly #deltas = new Map<number, Map<number, number>>();
+  readonly #rows = new Map<number, Row>();
+  readonly #dirty = new Set<number>();
 
   constructor(store: Store, env: string, maxNeighbours: number) {
     this.#store = store;
@@ -19,13 +24,28 @@ export class CooccurrenceUpdates {
     this.#maxNeighbours = maxNeighbours;
   }
 
-  #add(from: number, to: number, w: number): void {
-    let row = this.#deltas.get(from);
+  #row(ix: number): Row {
+    let row = this.#rows.get(ix);
     if (!row) {
       row = new Map();
-      this.#deltas.set(from, row);
+      const stored = decodeNeighbours(this.#store.model.get(neighboursKey(this.#env, ix)));
+      for (let i = 0; i < stored.ix.length; i++) row.set(stored.ix[i]!, stored.weight[i]!);
+      this.#rows.set(ix, row);
     }
+    return row;
+  }
+
+  #add(from: number, to: number, w: number): void {
+    const row = this.#row(from);
     row.set(to, (row.get(to) ?? 0) + w);
+    this.#dirty.add(from);
+    if (row.size > 2 * this.#maxNeighbours) this.#cut(row);
+  }
+
+  #cut(row: Row): void {
+    const strongest = [...row].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, this.#maxNeighbours);
+    row.clear();
+    for (const [ix, w] of strongest) row.set(ix, w);
   }
 
   addPair(a: number, b: number, w: number): void {
@@ -34,26 +54,27 @@ export class CooccurrenceUpdates {
     this.#add(b, a, w);
   }
 
-  flush(): void {
+  prepareFlush(): () => void {
+    const writes: Array<[number, Buffer]> = [];
     const ixs: number[] = [];
     const weights: number[] = [];
-    for (const [ix, row] of this.#deltas) {
-      const key = neighboursKey(this.#env, ix);
-      const current = decodeNeighbours(this.#store.model.get(key));
-      for (let i = 0; i < current.ix.length; i++) {
-        const j = current.ix[i]!;
-        row.set(j, (row.get(j) ?? 0) + current.weight[i]!);
-      }
-      const sorted = [...row].sort((x, y) => y[1] - x[1] || x[0] - y[0]);
-      const n = Math.min(sorted.length, this.#maxNeighbours);
+    for (const ix of this.#dirty) {
+      const row = this.#rows.get(ix)!;
       ixs.length = 0;
       weights.length = 0;
-      for (let i = 0; i < n; i++) {
-        ixs.push(sorted[i]![0]);
-        weights.push(sorted[i]![1]);
+      for (const [j, w] of row) {
+        ixs.push(j);
+        weights.push(w);
       }
-      this.#store.model.put(key, encodeNeighbours(ixs, weights, n));
+      writes.push([ix, encodeNeighbours(ixs, weights, ixs.length)]);
     }
-    this.#deltas.clear();
+    this.#dirty.clear();
+    return () => {
+      for (const [ix, bytes] of writes) this.#store.model.put(neighboursKey(this.#env, ix), bytes);
+    };
+  }
+
+  trim(max: number): void {
+    if (this.#rows.size > max) this.#rows.clear();
   }
 }

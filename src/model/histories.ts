@@ -1,8 +1,8 @@
 /**
  * @module model/histories
- * Per-user and per-device recent items, updated in memory for one chunk of events and written
- * once at its end. A device seen with a user_id is linked to that user: its history is merged
- * into the user's and later events of either go to the user's history.
+ * Per-user and per-device recent items, kept in memory by the builder and written when it
+ * flushes. A device seen with a user_id is linked to that user: its history is merged into the
+ * user's and later events of either go to the user's history.
  */
 import type { Key } from 'lmdb';
 import type { Store } from '../store/open.ts';
@@ -10,19 +10,20 @@ import { bytesOf, copyU32, deviceHistoryKey, userHistoryKey } from '../store/mod
 
 const linkKey = (env: string, deviceId: string) => [env, 'link', deviceId];
 
-interface OpenHistory {
+interface History {
   key: Key;
   /** Flat (ix, event type code, unix sec) triplets, oldest first. */
   entries: number[];
-  dirty: boolean;
 }
 
-export class HistoryUpdates {
+export class HistoryState {
   readonly #store: Store;
   readonly #env: string;
   readonly #cap: number;
-  readonly #open = new Map<string, OpenHistory>();
+  readonly #cache = new Map<string, History>();
+  readonly #dirty = new Set<History>();
   readonly #links = new Map<string, string>();
+  readonly #newLinks = new Map<string, string>();
 
   constructor(store: Store, env: string, historyLength: number) {
     this.#store = store;
@@ -30,30 +31,30 @@ export class HistoryUpdates {
     this.#cap = historyLength;
   }
 
-  #history(key: Key): OpenHistory {
+  #history(key: Key): History {
     const id = JSON.stringify(key);
-    let h = this.#open.get(id);
+    let h = this.#cache.get(id);
     if (!h) {
-      h = { key, entries: Array.from(copyU32(this.#store.model.get(key))), dirty: false };
-      this.#open.set(id, h);
+      h = { key, entries: Array.from(copyU32(this.#store.model.get(key))) };
+      this.#cache.set(id, h);
     }
     return h;
   }
 
-  /** The user a device is linked to, if any. */
   linkedUser(deviceId: string): string | undefined {
-    const cached = this.#links.get(deviceId);
-    if (cached !== undefined) return cached;
-    const stored = this.#store.modelState.get(linkKey(this.#env, deviceId)) as string | undefined;
-    if (stored !== undefined) this.#links.set(deviceId, stored);
-    return stored;
+    let user = this.#links.get(deviceId);
+    if (user === undefined) {
+      user = this.#store.modelState.get(linkKey(this.#env, deviceId)) as string | undefined;
+      if (user !== undefined) this.#links.set(deviceId, user);
+    }
+    return user;
   }
 
-  /** Links a device to a user, merging the device's history into the user's (first sight only). */
+  /** Links a device to a user, merging the device's history into the user's on first sight. */
   link(deviceId: string, userId: string): void {
     if (this.linkedUser(deviceId) === userId) return;
     this.#links.set(deviceId, userId);
-    this.#store.modelState.put(linkKey(this.#env, deviceId), userId);
+    this.#newLinks.set(deviceId, userId);
     const device = this.#history(deviceHistoryKey(this.#env, deviceId));
     if (device.entries.length === 0) return;
     const user = this.#history(userHistoryKey(this.#env, userId));
@@ -63,12 +64,11 @@ export class HistoryUpdates {
     }
     merged.sort((a, b) => a[2]! - b[2]!);
     user.entries = merged.flat().slice(-this.#cap * 3);
-    user.dirty = true;
     device.entries = [];
-    device.dirty = true;
+    this.#dirty.add(user).add(device);
   }
 
-  /** The history an event of this user/device belongs to. */
+  /** The history an event of this user/device belongs to; none for anonymous devices. */
   keyFor(userId: string | undefined, deviceId: string | undefined): Key | undefined {
     if (userId) return userHistoryKey(this.#env, userId);
     if (!deviceId || deviceId === 'no-consent') return undefined;
@@ -76,13 +76,13 @@ export class HistoryUpdates {
     return linked ? userHistoryKey(this.#env, linked) : deviceHistoryKey(this.#env, deviceId);
   }
 
-  /** Up to `n` most recent distinct item indices of a history, newest first. */
-  recentItems(key: Key, n: number, out: number[]): number[] {
+  /** Up to `n` most recent distinct item indices of a history other than `except`, newest first. */
+  recentItems(key: Key, n: number, except: number, out: number[]): number[] {
     out.length = 0;
     const entries = this.#history(key).entries;
     for (let i = entries.length - 3; i >= 0 && out.length < n; i -= 3) {
       const ix = entries[i]!;
-      if (!out.includes(ix)) out.push(ix);
+      if (ix !== except && !out.includes(ix)) out.push(ix);
     }
     return out;
   }
@@ -91,16 +91,28 @@ export class HistoryUpdates {
     const h = this.#history(key);
     h.entries.push(ix, typeCode, unixSec);
     if (h.entries.length > this.#cap * 3) h.entries.splice(0, h.entries.length - this.#cap * 3);
-    h.dirty = true;
+    this.#dirty.add(h);
   }
 
-  /** Writes every touched history (inside the caller's transaction). */
-  flush(): void {
-    for (const h of this.#open.values()) {
-      if (!h.dirty) continue;
-      if (h.entries.length === 0) this.#store.model.remove(h.key);
-      else this.#store.model.put(h.key, bytesOf(Uint32Array.from(h.entries)));
-    }
-    this.#open.clear();
+  /** Encodes what changed since the last flush; the returned function writes it (in a transaction). */
+  prepareFlush(): () => void {
+    const writes: Array<[Key, Buffer | undefined]> = [];
+    for (const h of this.#dirty) writes.push([h.key, h.entries.length > 0 ? bytesOf(Uint32Array.from(h.entries)) : undefined]);
+    const links = [...this.#newLinks];
+    this.#dirty.clear();
+    this.#newLinks.clear();
+    return () => {
+      for (const [key, bytes] of writes) {
+        if (bytes) this.#store.model.put(key, bytes);
+        else this.#store.model.remove(key);
+      }
+      for (const [deviceId, userId] of links) this.#store.modelState.put(linkKey(this.#env, deviceId), userId);
+    };
+  }
+
+  /** Drops cached histories (all written) when the cache grows past `max` entries. */
+  trim(max: number): void {
+    if (this.#cache.size > max) this.#cache.clear();
+    if (this.#links.size > max) this.#links.clear();
   }
 }

@@ -1,21 +1,14 @@
 /**
  * @module model/item-layout
  * Follows the catalog change feed into dense per-item arrays (flags, type, publication and end
- * times by item index) that the ranking kernel filters on without reading item records.
+ * times by item index) that the ranking kernel filters on without reading item records. Kept in
+ * memory per environment, written when dirty at each flush.
  */
 import type { Config } from '../config/types.ts';
 import type { StoredItem } from '../domain/item.ts';
 import type { CatalogChange } from '../store/catalog.ts';
 import { itemIndexCount } from '../store/item-index.ts';
-import {
-  ITEM_ENABLED,
-  ITEM_IN_CATALOG,
-  UNKNOWN_TYPE,
-  bytesOf,
-  copyU32,
-  copyU8,
-  itemLayoutKey,
-} from '../store/model.ts';
+import { ITEM_ENABLED, ITEM_IN_CATALOG, UNKNOWN_TYPE, bytesOf, copyU32, copyU8, itemLayoutKey } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 
 interface Layout {
@@ -34,45 +27,72 @@ function grow<T extends Uint8Array | Uint32Array>(array: T, length: number, make
 
 const toUnixSec = (iso: string | undefined) => (iso ? Math.max(0, Math.floor(Date.parse(iso) / 1000)) : 0);
 
-/** Applies catalog changes, all of one environment's touched arrays written once per call. */
-export function applyCatalogChanges(store: Store, environments: Config['environments'], changes: CatalogChange[]): void {
-  const layouts = new Map<string, Layout>();
-  for (const change of changes) {
-    const env = environments[change.environment];
-    if (!env) continue;
-    let layout = layouts.get(change.environment);
-    if (!layout) {
-      const m = store.model;
-      layout = {
-        flags: copyU8(m.get(itemLayoutKey(change.environment, 'flags'))),
-        type: copyU8(m.get(itemLayoutKey(change.environment, 'type'))),
-        published: copyU32(m.get(itemLayoutKey(change.environment, 'published'))),
-        ends: copyU32(m.get(itemLayoutKey(change.environment, 'ends'))),
-      };
-      layouts.set(change.environment, layout);
-    }
-    const length = Math.max(change.ix + 1, itemIndexCount(store, change.environment));
-    layout.flags = grow(layout.flags, length, (n) => new Uint8Array(n));
-    layout.type = grow(layout.type, length, (n) => new Uint8Array(n).fill(UNKNOWN_TYPE));
-    layout.published = grow(layout.published, length, (n) => new Uint32Array(n));
-    layout.ends = grow(layout.ends, length, (n) => new Uint32Array(n));
-    // Read the item as it is now: later changes in the feed will be applied anyway.
-    const stored = store.items.get([change.environment, change.itemType, change.itemId]) as StoredItem | undefined;
-    const ix = change.ix;
-    if (!stored) {
-      layout.flags[ix] = 0;
-      continue;
-    }
-    const typeIx = env.itemTypes.indexOf(stored.item.item_type);
-    layout.flags[ix] = ITEM_IN_CATALOG | (stored.enabled ? ITEM_ENABLED : 0);
-    layout.type[ix] = typeIx < 0 ? UNKNOWN_TYPE : typeIx;
-    layout.published[ix] = toUnixSec(stored.item.publication_datetime);
-    layout.ends[ix] = toUnixSec(stored.item.end_datetime);
+export class ItemLayoutState {
+  readonly #store: Store;
+  readonly #environments: Config['environments'];
+  readonly #layouts = new Map<string, Layout>();
+  readonly #dirty = new Set<string>();
+
+  constructor(store: Store, environments: Config['environments']) {
+    this.#store = store;
+    this.#environments = environments;
   }
-  for (const [environment, layout] of layouts) {
-    store.model.put(itemLayoutKey(environment, 'flags'), bytesOf(layout.flags));
-    store.model.put(itemLayoutKey(environment, 'type'), bytesOf(layout.type));
-    store.model.put(itemLayoutKey(environment, 'published'), bytesOf(layout.published));
-    store.model.put(itemLayoutKey(environment, 'ends'), bytesOf(layout.ends));
+
+  #layout(environment: string): Layout {
+    let layout = this.#layouts.get(environment);
+    if (!layout) {
+      const m = this.#store.model;
+      layout = {
+        flags: copyU8(m.get(itemLayoutKey(environment, 'flags'))),
+        type: copyU8(m.get(itemLayoutKey(environment, 'type'))),
+        published: copyU32(m.get(itemLayoutKey(environment, 'published'))),
+        ends: copyU32(m.get(itemLayoutKey(environment, 'ends'))),
+      };
+      this.#layouts.set(environment, layout);
+    }
+    return layout;
+  }
+
+  apply(changes: readonly CatalogChange[]): void {
+    for (const change of changes) {
+      const env = Object.hasOwn(this.#environments, change.environment) ? this.#environments[change.environment] : undefined;
+      if (!env) continue;
+      const layout = this.#layout(change.environment);
+      const length = Math.max(change.ix + 1, itemIndexCount(this.#store, change.environment));
+      layout.flags = grow(layout.flags, length, (n) => new Uint8Array(n));
+      layout.type = grow(layout.type, length, (n) => new Uint8Array(n).fill(UNKNOWN_TYPE));
+      layout.published = grow(layout.published, length, (n) => new Uint32Array(n));
+      layout.ends = grow(layout.ends, length, (n) => new Uint32Array(n));
+      this.#dirty.add(change.environment);
+      // The item as it is now: any later change in the feed will be applied after this one.
+      const stored = this.#store.items.get([change.environment, change.itemType, change.itemId]) as StoredItem | undefined;
+      const ix = change.ix;
+      if (!stored) {
+        layout.flags[ix] = 0;
+        continue;
+      }
+      const typeIx = env.itemTypes.indexOf(stored.item.item_type);
+      layout.flags[ix] = ITEM_IN_CATALOG | (stored.enabled ? ITEM_ENABLED : 0);
+      layout.type[ix] = typeIx < 0 ? UNKNOWN_TYPE : typeIx;
+      layout.published[ix] = toUnixSec(stored.item.publication_datetime);
+      layout.ends[ix] = toUnixSec(stored.item.end_datetime);
+    }
+  }
+
+  prepareFlush(): () => void {
+    const writes: Array<[string, Layout]> = [];
+    for (const environment of this.#dirty) {
+      const l = this.#layouts.get(environment)!;
+      writes.push([environment, { flags: l.flags.slice(), type: l.type.slice(), published: l.published.slice(), ends: l.ends.slice() }]);
+    }
+    this.#dirty.clear();
+    return () => {
+      for (const [environment, l] of writes) {
+        this.#store.model.put(itemLayoutKey(environment, 'flags'), bytesOf(l.flags));
+        this.#store.model.put(itemLayoutKey(environment, 'type'), bytesOf(l.type));
+        this.#store.model.put(itemLayoutKey(environment, 'published'), bytesOf(l.published));
+        this.#store.model.put(itemLayoutKey(environment, 'ends'), bytesOf(l.ends));
+      }
+    };
   }
 }

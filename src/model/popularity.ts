@@ -1,49 +1,54 @@
 /**
  * @module model/popularity
  * Weighted consumption counts per item: all-time, and per UTC hour for trending lists. Dense
- * f32 arrays by item index, grown as the environment's index grows.
+ * f32 arrays by item index, kept in memory and written when dirty at each flush.
  */
 import type { Store } from '../store/open.ts';
 import { bytesOf, copyF32, popularityKey } from '../store/model.ts';
 
 export const SECONDS_PER_BUCKET = 3600;
+/** Hourly buckets older than this many hours are dropped from memory (they stay in LMDB). */
+const KEEP_BUCKETS = 48;
 
-export class PopularityUpdates {
+export class PopularityState {
   readonly #store: Store;
   readonly #env: string;
-  readonly #deltas = new Map<number | 'all', Map<number, number>>();
+  readonly #counts = new Map<number | 'all', Float32Array>();
+  readonly #dirty = new Set<number | 'all'>();
 
   constructor(store: Store, env: string) {
     this.#store = store;
     this.#env = env;
   }
 
-  add(ix: number, unixSec: number, w: number): void {
-    if (w <= 0) return;
-    for (const bucket of ['all', Math.floor(unixSec / SECONDS_PER_BUCKET)] as const) {
-      let row = this.#deltas.get(bucket);
-      if (!row) {
-        row = new Map();
-        this.#deltas.set(bucket, row);
-      }
-      row.set(ix, (row.get(ix) ?? 0) + w);
+  #add(bucket: number | 'all', ix: number, w: number): void {
+    let counts = this.#counts.get(bucket);
+    if (!counts) counts = copyF32(this.#store.model.get(popularityKey(this.#env, bucket)));
+    if (ix >= counts.length) {
+      const grown = new Float32Array(Math.max(ix + 1, counts.length * 2, 1024));
+      grown.set(counts);
+      counts = grown;
     }
+    this.#counts.set(bucket, counts);
+    counts[ix] = counts[ix]! + w;
+    this.#dirty.add(bucket);
   }
 
-  flush(): void {
-    for (const [bucket, row] of this.#deltas) {
-      const key = popularityKey(this.#env, bucket);
-      let counts = copyF32(this.#store.model.get(key));
-      let maxIx = -1;
-      for (const ix of row.keys()) if (ix > maxIx) maxIx = ix;
-      if (maxIx >= counts.length) {
-        const grown = new Float32Array(Math.max(maxIx + 1, counts.length * 2));
-        grown.set(counts);
-        counts = grown;
-      }
-      for (const [ix, w] of row) counts[ix] = counts[ix]! + w;
-      this.#store.model.put(key, bytesOf(counts));
-    }
-    this.#deltas.clear();
+  add(ix: number, unixSec: number, w: number): void {
+    if (w <= 0) return;
+    this.#add('all', ix, w);
+    this.#add(Math.floor(unixSec / SECONDS_PER_BUCKET), ix, w);
+  }
+
+  prepareFlush(): () => void {
+    const writes: Array<[number | 'all', Buffer]> = [];
+    // Copies: the live arrays keep changing while the write waits for the transaction.
+    for (const bucket of this.#dirty) writes.push([bucket, Buffer.from(bytesOf(this.#counts.get(bucket)!))]);
+    this.#dirty.clear();
+    const oldest = Math.floor(Date.now() / 1000 / SECONDS_PER_BUCKET) - KEEP_BUCKETS;
+    for (const bucket of this.#counts.keys()) if (bucket !== 'all' && bucket < oldest) this.#counts.delete(bucket);
+    return () => {
+      for (const [bucket, bytes] of writes) this.#store.model.put(popularityKey(this.#env, bucket), bytes);
+    };
   }
 }

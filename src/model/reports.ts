@@ -2,8 +2,8 @@
  * @module model/reports
  * Reporting counters per UTC day and per list_name, user_group and channel: impressions and
  * clicks of recommendations, and conversions (add_to_cart, purchase) attributed to a click on
- * the same item by the same user within the attribution window. Counts of a chunk are summed in
- * memory and added to the stored ones at its end.
+ * the same item by the same user within the attribution window. Counts are summed in memory and
+ * added to the stored ones at each flush.
  */
 import type { TrackedEvent } from '../domain/event.ts';
 import type { Store } from '../store/open.ts';
@@ -39,11 +39,13 @@ function str(v: unknown): string | undefined {
   return typeof v === 'string' && v !== '' ? v : undefined;
 }
 
-export class ReportUpdates {
+export class ReportState {
   readonly #store: Store;
   readonly #env: string;
   readonly #windowMs: number;
   readonly #counts = new Map<string, number>();
+  /** Clicks not yet written, by key id: consulted before LMDB so attribution sees them at once. */
+  readonly #clicks = new Map<string, [key: string[], memory: ClickMemory]>();
 
   constructor(store: Store, env: string, attributionWindowSec: number) {
     this.#store = store;
@@ -71,12 +73,15 @@ export class ReportUpdates {
       this.#count(day, e, 'clicks');
       if (who) {
         const memory: ClickMemory = { t: acceptedAtMs, list_name: str(e.list_name), user_group: str(e.user_group), channel: str(e.channel) };
-        this.#store.modelState.put(clickKey(this.#env, who, itemKey), memory);
+        const key = clickKey(this.#env, who, itemKey);
+        this.#clicks.set(JSON.stringify(key), [key, memory]);
       }
     } else if (CONVERSIONS.has(type)) {
       const candidates = [str(e.user_id), str(e.device_id)].filter((x): x is string => x !== undefined);
       for (const id of candidates) {
-        const click = this.#store.modelState.get(clickKey(this.#env, id, itemKey)) as ClickMemory | undefined;
+        const key = clickKey(this.#env, id, itemKey);
+        const click =
+          this.#clicks.get(JSON.stringify(key))?.[1] ?? (this.#store.modelState.get(key) as ClickMemory | undefined);
         if (!click || acceptedAtMs - click.t > this.#windowMs) continue;
         const source = { list_name: click.list_name, user_group: click.user_group, channel: click.channel };
         this.#count(day, source, 'conversions');
@@ -90,12 +95,19 @@ export class ReportUpdates {
     }
   }
 
-  flush(): void {
-    for (const [id, n] of this.#counts) {
-      const [day, dimension, value, metric] = JSON.parse(id) as [string, string, string, string];
-      const key = reportKey(this.#env, day, dimension, value, metric);
-      this.#store.modelState.put(key, ((this.#store.modelState.get(key) as number | undefined) ?? 0) + n);
-    }
+  /** Takes the pending counts and clicks; the returned function adds them to LMDB (in a transaction). */
+  prepareFlush(): () => void {
+    const counts = [...this.#counts];
+    const clicks = [...this.#clicks.values()];
     this.#counts.clear();
+    this.#clicks.clear();
+    return () => {
+      for (const [id, n] of counts) {
+        const [day, dimension, value, metric] = JSON.parse(id) as [string, string, string, string];
+        const key = reportKey(this.#env, day, dimension, value, metric);
+        this.#store.modelState.put(key, ((this.#store.modelState.get(key) as number | undefined) ?? 0) + n);
+      }
+      for (const [key, memory] of clicks) this.#store.modelState.put(key, memory);
+    };
   }
 }

@@ -1,8 +1,11 @@
 /**
  * @module store/event-log
- * The durable event log on LMDB: batches appended atomically (all events of a request or none),
- * deduplicated by `event_id`, read back in acceptance order by the model builder, the export
- * command and the recent-events endpoint. Validation is the caller's job.
+ * The durable event log on LMDB. A request's batch is stored as one record: its acceptance time
+ * and the validated body's JSON bytes, keyed by the sequence number of its first event, so the
+ * main thread writes one small binary value per request instead of encoding every event (the
+ * readers, off the hot path, parse it). Sequence numbers count events across environments, so
+ * positions and counts read naturally. Batches are deduplicated by `event_id`. Validation is the
+ * caller's job.
  */
 import type { TrackedEvent } from '../domain/event.ts';
 import type { Store } from './open.ts';
@@ -15,6 +18,21 @@ export interface StoredEvent {
 
 const EVENT_SEQ = 'eventSeq';
 const SEQ_END = Number.MAX_SAFE_INTEGER;
+const TIME_BYTES = 8;
+
+function encodeBatch(acceptedAtMs: number, json: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(TIME_BYTES + json.length);
+  out.writeDoubleLE(acceptedAtMs, 0);
+  json.copy(out, TIME_BYTES);
+  return out;
+}
+
+function decodeBatch(bytes: Uint8Array): { t: number; events: TrackedEvent[] } {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const t = buf.readDoubleLE(0);
+  const { events } = JSON.parse(buf.toString('utf8', TIME_BYTES)) as { events: TrackedEvent[] };
+  return { t, events };
+}
 
 export class EventLog {
   readonly #store: Store;
@@ -24,50 +42,70 @@ export class EventLog {
   }
 
   /**
-   * Appends a batch in one transaction. Resolves once it is committed: the events then survive
-   * the death of the process (lmdb-js overlappingSync: commit, not yet fsync; see store/open.ts).
-   * Events whose `event_id` is already logged for the environment are skipped, so a client that
-   * retries after a timeout does not double-count.
+   * Appends a validated batch in one transaction; `body` is the request body it was parsed from
+   * (exactly `{"events": [...]}`), stored as is when no event is a duplicate. Resolves once the
+   * transaction is committed: the events then survive the death of the process (lmdb-js
+   * overlappingSync: committed, fsync follows; see store/open.ts). Events whose `event_id` is
+   * already logged for the environment are skipped, so a client retrying after a timeout does
+   * not double-count.
    */
-  append(environment: string, events: readonly TrackedEvent[]): Promise<{ stored: number; duplicates: number }> {
+  append(
+    environment: string,
+    events: readonly TrackedEvent[],
+    body: Buffer,
+  ): Promise<{ stored: number; duplicates: number }> {
     const s = this.#store;
     return s.root.transaction(() => {
-      const t = Date.now();
-      let seq = s.meta.get(EVENT_SEQ) ?? 0;
-      let duplicates = 0;
-      for (const e of events) {
-        const id = e.event_id;
-        if (typeof id === 'string') {
-          // Reads inside the transaction see its own writes: duplicates within the batch count too.
-          if (s.eventIds.get([environment, id]) !== undefined) {
-            duplicates++;
-            continue;
-          }
-          s.eventIds.put([environment, id], seq + 1);
+      const first = (s.meta.get(EVENT_SEQ) ?? 0) + 1;
+      let kept: TrackedEvent[] | undefined;
+      for (let i = 0; i < events.length; i++) {
+        const event = events[i]!;
+        const id = event.event_id;
+        // Reads inside the transaction see its own writes, so repeats within the batch count too.
+        if (typeof id === 'string' && s.eventIds.get([environment, id]) !== undefined) {
+          kept ??= events.slice(0, i);
+          continue;
         }
-        seq++;
-        s.events.put([environment, seq], { t, e } satisfies StoredEvent);
+        if (typeof id === 'string') s.eventIds.put([environment, id], first + (kept ? kept.length : i));
+        kept?.push(event);
       }
-      s.meta.put(EVENT_SEQ, seq);
-      return { stored: events.length - duplicates, duplicates };
+      const stored = kept ? kept.length : events.length;
+      if (stored > 0) {
+        const json = kept ? Buffer.from(JSON.stringify({ events: kept })) : body;
+        s.events.put([environment, first], encodeBatch(Date.now(), json));
+        s.meta.put(EVENT_SEQ, first + stored - 1);
+      }
+      return { stored, duplicates: events.length - stored };
     });
   }
 
-  /** Events of an environment with seq > `afterSeq`, oldest first. */
-  *after(environment: string, afterSeq: number, limit = Infinity): Generator<{ seq: number; event: StoredEvent }> {
-    const range = this.#store.events.getRange({
-      start: [environment, afterSeq + 1],
-      end: [environment, SEQ_END],
-      limit: Number.isFinite(limit) ? limit : undefined,
-    });
-    for (const { key, value } of range) yield { seq: (key as [string, number])[1], event: value as StoredEvent };
+  /** Events of an environment with seq > `afterSeq`, oldest first, whole batches at a time. */
+  *after(environment: string, afterSeq: number): Generator<{ seq: number; event: StoredEvent }> {
+    // The batch holding afterSeq + 1 may start before it: begin at the last batch key <= afterSeq.
+    let start = afterSeq + 1;
+    for (const key of this.#store.events.getKeys({ start: [environment, afterSeq], end: [environment, 0], reverse: true, limit: 1 })) {
+      start = (key as [string, number])[1];
+    }
+    for (const { key, value } of this.#store.events.getRange({ start: [environment, start], end: [environment, SEQ_END] })) {
+      const first = (key as [string, number])[1];
+      const { t, events } = decodeBatch(value as Uint8Array);
+      for (let i = 0; i < events.length; i++) {
+        if (first + i > afterSeq) yield { seq: first + i, event: { t, e: events[i]! } };
+      }
+    }
   }
 
   /** The `limit` most recent events of an environment, newest first. */
   recent(environment: string, limit: number): StoredEvent[] {
     const out: StoredEvent[] = [];
-    const range = this.#store.events.getRange({ start: [environment, SEQ_END], end: [environment, 0], reverse: true, limit });
-    for (const { value } of range) out.push(value as StoredEvent);
+    const range = this.#store.events.getRange({ start: [environment, SEQ_END], end: [environment, 0], reverse: true });
+    for (const { value } of range) {
+      const { t, events } = decodeBatch(value as Uint8Array);
+      for (let i = events.length - 1; i >= 0; i--) {
+        out.push({ t, e: events[i]! });
+        if (out.length === limit) return out;
+      }
+    }
     return out;
   }
 }

@@ -20,8 +20,8 @@ export class Store {
   readonly indexItems: Database<[string, string]>;
   /** seq (integer, ascending) → CatalogChange: the change feed. */
   readonly changes: Database;
-  /** [environment, seq] → StoredEvent: the event log, seq ascending across environments. */
-  readonly events: Database;
+  /** [environment, seq of its first event] → one batch as bytes (see store/event-log.ts). */
+  readonly events: Database<Buffer>;
   /** [environment, event_id] → seq: makes retried batches idempotent. */
   readonly eventIds: Database<number>;
   /** Model builder output, raw bytes (typed arrays): histories, neighbours, popularity, item layout. */
@@ -44,7 +44,7 @@ export class Store {
     this.itemIndex = this.root.openDB({ name: 'item-index' });
     this.indexItems = this.root.openDB({ name: 'index-items' });
     this.changes = this.root.openDB({ name: 'changes' });
-    this.events = this.root.openDB({ name: 'events' });
+    this.events = this.root.openDB({ name: 'events', encoding: 'binary' });
     this.eventIds = this.root.openDB({ name: 'event-ids' });
     this.model = this.root.openDB({ name: 'model', encoding: 'binary' });
     this.modelState = this.root.openDB({ name: 'model-state' });

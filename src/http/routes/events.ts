@@ -99,7 +99,7 @@ export function registerEventRoutes(server: HttpServer, deps: EventRoutesDeps): 
       if (errors.length > MAX_ERRORS_IN_TITLE) shown.push(`and ${errors.length - MAX_ERRORS_IN_TITLE} more`);
       throw E.invalidEvents(shown.join('; '), errors);
     }
-    await deps.eventLog.append(environment, events as TrackedEvent[]);
+    await deps.eventLog.append(environment, events as TrackedEvent[], body!);
     deps.onAppended?.();
     sendEmpty(ex, 200);
   });

@@ -1,0 +1,90 @@
+/**
+ * @module model/environment-model
+ * Everything the builder keeps for one environment, and how one event changes it: histories,
+ * item-item co-occurrence, popularity and report counters. What it cannot use it skips and
+ * counts by reason. Item indices must already exist for every action item (the worker assigns
+ * them in a small transaction first).
+ */
+import type { EnvironmentConfig } from '../config/types.ts';
+import type { StoredEvent } from '../store/event-log.ts';
+import { EVENT_TYPE_CODES } from '../store/model.ts';
+import type { Store } from '../store/open.ts';
+import { CooccurrenceState } from './cooccurrence.ts';
+import { HistoryState } from './histories.ts';
+import { PopularityState } from './popularity.ts';
+import { ReportState } from './reports.ts';
+
+export type SkipCounts = Map<string, number>;
+
+const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
+
+/** Rows and histories kept in memory before the cache is dropped (after a flush wrote them). */
+const MAX_CACHED = 200_000;
+
+export class EnvironmentModel {
+  readonly #config: EnvironmentConfig;
+  readonly #histories: HistoryState;
+  readonly #cooccurrence: CooccurrenceState;
+  readonly #popularity: PopularityState;
+  readonly #reports: ReportState;
+  readonly #recent: number[] = [];
+
+  constructor(store: Store, environment: string, config: EnvironmentConfig) {
+    this.#config = config;
+    this.#histories = new HistoryState(store, environment, config.model.historyLength);
+    this.#cooccurrence = new CooccurrenceState(store, environment, config.model.maxNeighbours);
+    this.#popularity = new PopularityState(store, environment);
+    this.#reports = new ReportState(store, environment, config.model.attributionWindowSec);
+  }
+
+  /** The (type, id) of the item an event is about, when the model can use it. */
+  itemOf(event: StoredEvent, skipped: SkipCounts): [itemType: string, itemId: string] | undefined {
+    const e = event.e;
+    if (EVENT_TYPE_CODES[e.event_type] === undefined) return undefined;
+    const itemId = str(e.action_item);
+    const itemType = str(e.action_item_type);
+    if (!itemId || !itemType) return undefined;
+    if (!this.#config.itemTypes.includes(itemType)) {
+      const reason = `action_item_type '${itemType}' is not an item type`;
+      skipped.set(reason, (skipped.get(reason) ?? 0) + 1);
+      return undefined;
+    }
+    return [itemType, itemId];
+  }
+
+  /** Applies one event; `ix` is its action item's index (undefined when it has none usable). */
+  apply({ t, e }: StoredEvent, ix: number | undefined): void {
+    this.#reports.add(e, t);
+    const userId = str(e.user_id);
+    const deviceId = str(e.device_id);
+    if (userId && deviceId && deviceId !== 'no-consent') this.#histories.link(deviceId, userId);
+    if (ix === undefined) return;
+    const unixSec = Math.floor(t / 1000);
+    const weight = this.#config.model.eventWeights[e.event_type] ?? 0;
+    const key = this.#histories.keyFor(userId, deviceId);
+    if (weight > 0) {
+      this.#popularity.add(ix, unixSec, weight);
+      // Anonymous (no-consent) consumption still says what is popular, but pairs with nothing.
+      if (key) {
+        const recent = this.#histories.recentItems(key, this.#config.model.cooccurrenceWindow, ix, this.#recent);
+        for (let i = 0; i < recent.length; i++) this.#cooccurrence.addPair(ix, recent[i]!, weight);
+      }
+    }
+    if (key) this.#histories.append(key, ix, EVENT_TYPE_CODES[e.event_type]!, unixSec);
+  }
+
+  /** Encodes everything changed since the last flush; the result writes it inside a transaction. */
+  prepareFlush(): () => void {
+    const writes = [
+      this.#histories.prepareFlush(),
+      this.#cooccurrence.prepareFlush(),
+      this.#popularity.prepareFlush(),
+      this.#reports.prepareFlush(),
+    ];
+    this.#histories.trim(MAX_CACHED);
+    this.#cooccurrence.trim(MAX_CACHED);
+    return () => {
+      for (const write of writes) write();
+    };
+  }
+}
