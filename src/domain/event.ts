@@ -127,28 +127,42 @@ function checkValue(kind: FieldKind, value: unknown): string | undefined {
   }
 }
 
+/** Per type: its required field names and every field it accepts, looked up once per field. */
+const COMPILED = new Map(
+  Object.entries(EVENT_TYPES).map(([type, spec]) => [
+    type,
+    {
+      required: Object.keys(spec.required),
+      kinds: new Map<string, FieldKind>(Object.entries({ ...COMMON_OPTIONAL, ...spec.optional, ...spec.required })),
+    },
+  ]),
+);
+
 /**
  * Checks one event; returns its problems as `[field, reason]` pairs (empty when valid).
  * Unknown fields are refused like unknown Item fields: silently dropping them hides bugs.
+ * Runs for every event on the main thread: no allocation on the valid path but the result.
  */
 export function checkEvent(event: unknown, vocabulary: EventVocabulary): Array<[field: string, reason: string]> {
   if (typeof event !== 'object' || event === null || Array.isArray(event)) return [['', 'must be an object']];
   const fields = event as Record<string, unknown>;
   const type = fields.event_type;
   if (typeof type !== 'string') return [['event_type', 'is required and must be a string']];
-  const spec = Object.hasOwn(EVENT_TYPES, type) ? EVENT_TYPES[type] : undefined;
+  const spec = COMPILED.get(type);
   if (!spec) return [['event_type', `'${type.slice(0, 64)}' is not an event type`]];
   const problems: Array<[string, string]> = [];
-  for (const [field, kind] of Object.entries(spec.required)) {
-    if (!(field in fields)) problems.push([field, `is required for ${type}`]);
+  for (let i = 0; i < spec.required.length; i++) {
+    const field = spec.required[i]!;
+    if (!Object.hasOwn(fields, field)) problems.push([field, `is required for ${type}`]);
   }
-  for (const [field, value] of Object.entries(fields)) {
+  for (const field in fields) {
     if (field === 'event_type') continue;
-    const kind = spec.required[field] ?? spec.optional[field] ?? COMMON_OPTIONAL[field];
+    const kind = spec.kinds.get(field);
     if (!kind) {
       problems.push([field, `is not a field of ${type}`]);
       continue;
     }
+    const value = fields[field];
     const reason = checkValue(kind, value);
     if (reason) {
       problems.push([field, reason]);

@@ -13,9 +13,9 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { Config, StoreConfig } from '../config/types.ts';
 import { Catalog } from '../store/catalog.ts';
 import { EventLog, type StoredEvent } from '../store/event-log.ts';
-import { ensureItemIndex } from '../store/item-index.ts';
 import { Store } from '../store/open.ts';
 import { EnvironmentModel, type SkipCounts } from './environment-model.ts';
+import { ItemIndices } from './item-indices.ts';
 import { ItemLayoutState } from './item-layout.ts';
 import { LagHistogram } from './lag-histogram.ts';
 
@@ -52,6 +52,7 @@ const store = new Store(data.store);
 const catalog = new Catalog(store);
 const eventLog = new EventLog(store);
 const layout = new ItemLayoutState(store, data.environments);
+const itemIndices = new ItemIndices(store);
 const models = new Map<string, EnvironmentModel>();
 const positions: Record<string, number> = {};
 const written: Record<string, number> = {};
@@ -73,17 +74,6 @@ parentPort!.on('message', (message: unknown) => {
   if (message === 'stop') stopping = true;
 });
 
-/** Item indices of a chunk's events, assigning missing ones in one small transaction. */
-function indicesOf(environment: string, items: Array<[string, string] | undefined>): Array<number | undefined> {
-  const ixs = items.map((it) => (it ? store.itemIndex.get([environment, it[0], it[1]]) : undefined));
-  const missing = items.filter((it, i) => it !== undefined && ixs[i] === undefined) as Array<[string, string]>;
-  if (missing.length === 0) return ixs;
-  store.root.transactionSync(() => {
-    for (const [itemType, itemId] of missing) ensureItemIndex(store, environment, itemType, itemId);
-  });
-  return items.map((it, i) => ixs[i] ?? (it ? store.itemIndex.get([environment, it[0], it[1]]) : undefined));
-}
-
 /** Applies one chunk of what is new; returns how many records it consumed. */
 function ingest(): number {
   let consumed = 0;
@@ -101,7 +91,7 @@ function ingest(): number {
       if (events.length === data.chunkSize) break;
     }
     if (events.length === 0) continue;
-    const ixs = indicesOf(environment, events.map((e) => model.itemOf(e, skipped)));
+    const ixs = itemIndices.resolve(environment, events.map((e) => model.itemOf(e, skipped)));
     for (let i = 0; i < events.length; i++) {
       model.apply(events[i]!, ixs[i]);
       unwritten.push(events[i]!.t);
@@ -151,3 +141,6 @@ while (!stopping) {
 flush();
 postStats();
 await store.close();
+// The 'message' listener keeps parentPort referenced, which would keep this thread (and so a
+// graceful shutdown) alive forever; closing it lets the thread exit once the stats are sent.
+parentPort!.close();

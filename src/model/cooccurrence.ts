@@ -2,9 +2,11 @@
  * @module model/cooccurrence
  * Item-item co-occurrence: when a user consumes item i after items j in their recent history,
  * both i→j and j→i gain the configured weight of the new consumption. Rows live in memory
- * (loaded from LMDB on first touch) and dirty ones are written at each flush. A row is cut back
- * to its strongest `maxNeighbours` only once it holds twice that many, so the cut (a sort) is
- * paid rarely; stored rows are therefore unordered and hold at most 2 × maxNeighbours.
+ * (loaded from LMDB on first touch) and dirty ones are written at each flush. Between flushes a
+ * row is cut back to its strongest `maxNeighbours` only once it holds twice that many, so the
+ * cut (a sort) is paid rarely per event; at a flush each dirty row is sorted once and written
+ * as store/model.ts lays it out (strongest first, at most maxNeighbours), and the row in memory
+ * is cut to what was written, so a restart resumes from exactly the state it would have kept.
  */
 import type { Store } from '../store/open.ts';
 import { decodeNeighbours, encodeNeighbours, neighboursKey } from '../store/model.ts';
@@ -42,10 +44,14 @@ export class CooccurrenceState {
     if (row.size > 2 * this.#maxNeighbours) this.#cut(row);
   }
 
-  #cut(row: Row): void {
+  /** Cuts the row to its strongest `maxNeighbours` and returns them, strongest first. */
+  #cut(row: Row): Array<[number, number]> {
     const strongest = [...row].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, this.#maxNeighbours);
-    row.clear();
-    for (const [ix, w] of strongest) row.set(ix, w);
+    if (strongest.length < row.size) {
+      row.clear();
+      for (const [ix, w] of strongest) row.set(ix, w);
+    }
+    return strongest;
   }
 
   addPair(a: number, b: number, w: number): void {
@@ -59,10 +65,10 @@ export class CooccurrenceState {
     const ixs: number[] = [];
     const weights: number[] = [];
     for (const ix of this.#dirty) {
-      const row = this.#rows.get(ix)!;
+      const strongest = this.#cut(this.#rows.get(ix)!);
       ixs.length = 0;
       weights.length = 0;
-      for (const [j, w] of row) {
+      for (const [j, w] of strongest) {
         ixs.push(j);
         weights.push(w);
       }

@@ -22,6 +22,7 @@ export class HistoryState {
   readonly #cap: number;
   readonly #cache = new Map<string, History>();
   readonly #dirty = new Set<History>();
+  /** Device → linked user; '' caches "not linked" so unlinked devices cost one read, not one per event. */
   readonly #links = new Map<string, string>();
   readonly #newLinks = new Map<string, string>();
 
@@ -32,7 +33,7 @@ export class HistoryState {
   }
 
   #history(key: Key): History {
-    const id = JSON.stringify(key);
+    const id = (key as string[]).join('\u0000');
     let h = this.#cache.get(id);
     if (!h) {
       h = { key, entries: Array.from(copyU32(this.#store.model.get(key))) };
@@ -44,10 +45,10 @@ export class HistoryState {
   linkedUser(deviceId: string): string | undefined {
     let user = this.#links.get(deviceId);
     if (user === undefined) {
-      user = this.#store.modelState.get(linkKey(this.#env, deviceId)) as string | undefined;
-      if (user !== undefined) this.#links.set(deviceId, user);
+      user = (this.#store.modelState.get(linkKey(this.#env, deviceId)) as string | undefined) ?? '';
+      this.#links.set(deviceId, user);
     }
-    return user;
+    return user === '' ? undefined : user;
   }
 
   /** Links a device to a user, merging the device's history into the user's on first sight. */

@@ -31,9 +31,19 @@ export const reportKey = (env: string, day: string, dimension: string, value: st
 ];
 const clickKey = (env: string, who: string, itemKey: string) => [env, 'click', who, itemKey];
 
+const MS_PER_DAY = 86_400_000;
+let cachedDay = { start: 0, label: '1970-01-01' };
+
+/** UTC day of a time; events arrive in time order, so the last answer is nearly always right. */
 function dayOf(unixMs: number): string {
-  return new Date(unixMs).toISOString().slice(0, 10);
+  if (unixMs < cachedDay.start || unixMs >= cachedDay.start + MS_PER_DAY) {
+    const start = unixMs - (unixMs % MS_PER_DAY);
+    cachedDay = { start, label: new Date(start).toISOString().slice(0, 10) };
+  }
+  return cachedDay.label;
 }
+
+const SEP = '\u0000';
 
 function str(v: unknown): string | undefined {
   return typeof v === 'string' && v !== '' ? v : undefined;
@@ -57,7 +67,7 @@ export class ReportState {
     for (const dimension of DIMENSIONS) {
       const value = str(source[dimension]);
       if (value === undefined) continue;
-      const id = JSON.stringify([day, dimension, value, metric]);
+      const id = `${day}${SEP}${dimension}${SEP}${value}${SEP}${metric}`;
       this.#counts.set(id, (this.#counts.get(id) ?? 0) + by);
     }
   }
@@ -74,14 +84,14 @@ export class ReportState {
       if (who) {
         const memory: ClickMemory = { t: acceptedAtMs, list_name: str(e.list_name), user_group: str(e.user_group), channel: str(e.channel) };
         const key = clickKey(this.#env, who, itemKey);
-        this.#clicks.set(JSON.stringify(key), [key, memory]);
+        this.#clicks.set(key.join(SEP), [key, memory]);
       }
     } else if (CONVERSIONS.has(type)) {
       const candidates = [str(e.user_id), str(e.device_id)].filter((x): x is string => x !== undefined);
       for (const id of candidates) {
         const key = clickKey(this.#env, id, itemKey);
         const click =
-          this.#clicks.get(JSON.stringify(key))?.[1] ?? (this.#store.modelState.get(key) as ClickMemory | undefined);
+          this.#clicks.get(key.join(SEP))?.[1] ?? (this.#store.modelState.get(key) as ClickMemory | undefined);
         if (!click || acceptedAtMs - click.t > this.#windowMs) continue;
         const source = { list_name: click.list_name, user_group: click.user_group, channel: click.channel };
         this.#count(day, source, 'conversions');
@@ -103,7 +113,7 @@ export class ReportState {
     this.#clicks.clear();
     return () => {
       for (const [id, n] of counts) {
-        const [day, dimension, value, metric] = JSON.parse(id) as [string, string, string, string];
+        const [day = '', dimension = '', value = '', metric = ''] = id.split(SEP);
         const key = reportKey(this.#env, day, dimension, value, metric);
         this.#store.modelState.put(key, ((this.#store.modelState.get(key) as number | undefined) ?? 0) + n);
       }
