@@ -8,7 +8,7 @@ import { E, type FieldError } from '../../errors.ts';
 import type { Catalog } from '../../store/catalog.ts';
 import { authorize, type Authorizer } from '../auth.ts';
 import { sendEmpty, sendJson, type StatusMap } from '../respond.ts';
-import { parseItemBody } from '../schemas/item.ts';
+import { MAX_ID_LENGTH, parseItemBody } from '../schemas/item.ts';
 import type { HttpServer, RequestInfo } from '../server.ts';
 
 /** PUT and POST: 200 no content; 401; 404 unknown item without body; 415 not an Item; 422 not JSON. */
@@ -30,9 +30,19 @@ export interface ItemRoutesDeps {
 }
 
 function itemTypesOf(deps: ItemRoutesDeps, environment: string): readonly string[] {
-  const env = deps.environments[environment];
+  // Own keys only: a path segment like `toString` or `__proto__` must not reach Object.prototype.
+  const env = Object.hasOwn(deps.environments, environment) ? deps.environments[environment] : undefined;
   if (!env) throw E.environmentNotFound(environment);
   return env.itemTypes;
+}
+
+/**
+ * Whether path identifiers could name a stored item. Stored ids have at most MAX_ID_LENGTH code
+ * points, so at most twice as many UTF-16 units; a longer path segment names no item, and LMDB
+ * must not see it as a key: ordered-binary throws past its 4 KiB key buffer (a 500 otherwise).
+ */
+function couldBeStored(itemType: string, itemId: string): boolean {
+  return itemType.length <= 2 * MAX_ID_LENGTH && itemId.length <= 2 * MAX_ID_LENGTH;
 }
 
 function parseJson(body: Buffer): unknown {
@@ -52,7 +62,7 @@ function itemFromBody(
   itemId: string | undefined,
 ) {
   const parsed = parseItemBody(parseJson(body));
-  if ('errors' in parsed) throw E.invalidItem(`The item does not match the specification`, parsed.errors);
+  if ('errors' in parsed) throw E.invalidItem(parsed.errors.map((e) => `${e.path} ${e.message}`).join('; '), parsed.errors);
   const { item } = parsed;
   const errors: FieldError[] = [];
   if (item.environment !== environment) {
@@ -81,7 +91,8 @@ async function upsert(deps: ItemRoutesDeps, req: RequestInfo, body: Buffer | und
   if (!body || body.length === 0) {
     if (pathItemId === undefined) throw E.bodyRequired();
     // PUT without a body confirms a known item and changes nothing (SPEC.md: 404 when unknown).
-    if (!deps.catalog.get(environment, itemType, pathItemId)) throw E.itemNotFound(environment, itemType, pathItemId);
+    const known = couldBeStored(itemType, pathItemId) && deps.catalog.get(environment, itemType, pathItemId);
+    if (!known) throw E.itemNotFound(environment, itemType, pathItemId);
     return;
   }
   await deps.catalog.put(itemFromBody(deps, body, environment, itemType, pathItemId));
@@ -105,7 +116,8 @@ function parseListQuery(query: string): { cursor: string | undefined; limit: num
   const rawCursor = q.get('cursor');
   if (rawCursor !== null && rawCursor !== '') {
     cursor = Buffer.from(rawCursor, 'base64url').toString('utf8');
-    if (Buffer.from(cursor, 'utf8').toString('base64url') !== rawCursor) {
+    const roundTrips = Buffer.from(cursor, 'utf8').toString('base64url') === rawCursor;
+    if (!roundTrips || cursor.length > 2 * MAX_ID_LENGTH) {
       errors.push({ path: 'cursor', message: 'is not a cursor returned by this endpoint' });
     }
   }
@@ -131,7 +143,7 @@ export function registerItemRoutes(server: HttpServer, deps: ItemRoutesDeps): vo
     const [environment = '', itemType = '', itemId = ''] = req.params;
     await authorize(deps.auth, req.authorization, environment);
     itemTypesOf(deps, environment);
-    const stored = deps.catalog.get(environment, itemType, itemId);
+    const stored = couldBeStored(itemType, itemId) ? deps.catalog.get(environment, itemType, itemId) : undefined;
     if (!stored) throw E.itemNotFound(environment, itemType, itemId);
     sendJson(ex, 200, stored.item);
   });
@@ -140,7 +152,8 @@ export function registerItemRoutes(server: HttpServer, deps: ItemRoutesDeps): vo
     const [environment = '', itemType = '', itemId = ''] = req.params;
     await authorize(deps.auth, req.authorization, environment);
     itemTypesOf(deps, environment);
-    if (!(await deps.catalog.remove(environment, itemType, itemId))) throw E.itemNotFound(environment, itemType, itemId);
+    const removed = couldBeStored(itemType, itemId) && (await deps.catalog.remove(environment, itemType, itemId));
+    if (!removed) throw E.itemNotFound(environment, itemType, itemId);
     sendEmpty(ex, 200);
   });
 
@@ -149,7 +162,8 @@ export function registerItemRoutes(server: HttpServer, deps: ItemRoutesDeps): vo
       const [environment = '', itemType = '', itemId = ''] = req.params;
       await authorize(deps.auth, req.authorization, environment);
       itemTypesOf(deps, environment);
-      const known = await deps.catalog.setEnabled(environment, itemType, itemId, action === 'enable');
+      const known =
+        couldBeStored(itemType, itemId) && (await deps.catalog.setEnabled(environment, itemType, itemId, action === 'enable'));
       if (!known) throw E.itemNotFound(environment, itemType, itemId);
       sendEmpty(ex, 200);
     });

@@ -108,6 +108,33 @@ function toFieldErrors(errors: ErrorObject[]): FieldError[] {
   return [...seen.values()];
 }
 
+/** An unpaired UTF-16 surrogate: with the `u` flag a well-formed pair is one code point, not Cs. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * The first place where `body` holds what the store would not give back as sent: a `__proto__`
+ * key (msgpackr renames it `__proto_` on read) or an unpaired surrogate (UTF-8 cannot carry it;
+ * it reads back as U+FFFD). Iterative; call after the nesting check. Undefined when none.
+ */
+function unstorable(body: unknown): FieldError | undefined {
+  const stack: Array<[unknown, string]> = [[body, '']];
+  while (stack.length > 0) {
+    const [value, path] = stack.pop()!;
+    if (typeof value === 'string') {
+      if (LONE_SURROGATE.test(value)) return { path: path || '(body)', message: 'must not contain an unpaired UTF-16 surrogate' };
+      continue;
+    }
+    if (typeof value !== 'object' || value === null) continue;
+    for (const [key, child] of Object.entries(value)) {
+      const childPath = path ? `${path}.${key}` : key;
+      if (key === '__proto__') return { path: childPath, message: 'is a reserved name that cannot be stored' };
+      if (LONE_SURROGATE.test(key)) return { path: path || '(body)', message: 'must not have a key with an unpaired UTF-16 surrogate' };
+      stack.push([child, childPath]);
+    }
+  }
+  return undefined;
+}
+
 /** Checks `body` against the Item schema; returns the Item or the failing fields. */
 export function parseItemBody(body: unknown): { item: Item } | { errors: FieldError[] } {
   if (!validateItemBody(body)) return { errors: toFieldErrors(validateItemBody.errors ?? []) };
@@ -115,6 +142,8 @@ export function parseItemBody(body: unknown): { item: Item } | { errors: FieldEr
   if (attributes !== undefined && nestingDepth(attributes) > MAX_NESTING_DEPTH) {
     return { errors: [{ path: 'item_attributes', message: `must not nest deeper than ${MAX_NESTING_DEPTH} levels` }] };
   }
+  const notStorable = unstorable(body);
+  if (notStorable) return { errors: [notStorable] };
   const raw = body as Omit<Item, 'categories'> & { categories?: Array<string | string[]> };
   const item: Item = { ...raw, categories: raw.categories && toCategoryPaths(raw.categories) };
   if (item.categories === undefined) delete item.categories;
