@@ -27,6 +27,12 @@ log.info({ port: service.port, dataDir: config.store.dataDir }, 'listening');
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, () => {
     log.info({ signal }, 'shutting down');
+    // Whatever hangs in the stop, the process still ends: the drain has its own timeout, this
+    // covers the builder and the store behind it.
+    setTimeout(() => {
+      log.error('shutdown did not finish in time: exiting');
+      process.exit(1);
+    }, config.server.shutdownTimeoutMs + 15_000).unref();
     service.stop().then(
       () => {
         log.info('stopped');

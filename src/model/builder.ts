@@ -62,10 +62,19 @@ export class ModelBuilder {
     return this.#stats;
   }
 
-  /** Asks the worker to finish its chunk and exit; resolves when it has. */
-  async close(): Promise<void> {
+  /**
+   * Asks the worker to write what it applied and exit; resolves when it has, or after
+   * `timeoutMs` terminates it (its last write holds its position, so nothing is lost).
+   */
+  async close(timeoutMs = 10_000): Promise<void> {
     this.#stopping = true;
     this.#worker.postMessage('stop');
-    await this.#exited;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs)));
+    if (await Promise.race([this.#exited.then(() => false), timedOut])) {
+      this.#log.warn({ timeoutMs }, 'model builder did not stop in time: terminated');
+      await this.#worker.terminate();
+    }
+    clearTimeout(timer);
   }
 }

@@ -48,8 +48,10 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     AFFINITY_LOG_LEVEL: 'info',
     ...options.env,
   };
+  let configDir: string | undefined;
   if (options.config !== undefined) {
-    const file = join(tempDir('affinity-config-'), 'config.json');
+    configDir = tempDir('affinity-config-');
+    const file = join(configDir, 'config.json');
     writeFileSync(file, JSON.stringify(options.config));
     env.AFFINITY_CONFIG = file;
   }
@@ -81,9 +83,13 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     void exited.then((code) => reject(new Error(`server exited with ${code} before listening:\n${logs.join('\n')}`)));
   });
 
-  const stop = async () => {
+  /** SIGTERM, then SIGKILL if the process has not exited within `graceMs`, so a test never hangs. */
+  const stop = async (graceMs = 30_000) => {
     if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
-    return exited;
+    const timer = setTimeout(() => proc.kill('SIGKILL'), graceMs);
+    const code = await exited;
+    clearTimeout(timer);
+    return code;
   };
   return {
     url: `http://127.0.0.1:${port}`,
@@ -97,6 +103,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     async close() {
       await stop();
       if (ownDir) rmSync(dataDir, { recursive: true, force: true });
+      if (configDir) rmSync(configDir, { recursive: true, force: true });
     },
   };
 }
