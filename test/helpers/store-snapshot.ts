@@ -2,21 +2,83 @@
 // a second process beside the server), so a test can assert that a rejected request changed
 // nothing at all.
 import { join } from 'node:path';
-import { open } from 'lmdb';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { open, type RootDatabase } from 'lmdb';
 
-const DATABASES = ['items', 'item-index', 'index-items', 'changes', 'clients', 'meta'];
+const DATABASES = ['items', 'item-index', 'index-items', 'changes', 'clients', 'meta', 'event-ids', 'model-state'];
+/** Databases whose values are raw bytes (event batches, model arrays): dumped as hex. */
+const BINARY_DATABASES = ['events', 'model'];
 
-export async function snapshotStore(dataDir: string): Promise<string> {
-  const root = open({ path: join(dataDir, 'db'), maxDbs: 16, readOnly: true });
-  try {
-    const dump: Record<string, unknown[]> = {};
-    for (const name of DATABASES) {
-      const db = root.openDB({ name });
-      dump[name] = [...db.getRange()].map(({ key, value }) => [key, value]);
+/** How long a snapshot waits for the model builder to write what it has not written yet. */
+const SETTLE_TIMEOUT_MS = 5000;
+const SETTLE_POLL_MS = 10;
+
+/**
+ * Whether the model builder has written everything the catalog change feed and the event log
+ * hold (its positions in `model-state` reached their ends). Until then it may still write to
+ * `model`, `model-state`, `item-index`, `index-items` and `meta` on its own, so a before/after
+ * comparison would see changes no request made.
+ */
+function builderCaughtUp(root: RootDatabase): boolean {
+  const state = root.openDB({ name: 'model-state' });
+  for (const key of root.openDB({ name: 'changes' }).getKeys({ reverse: true, limit: 1 })) {
+    if (((state.get(['pos', 'changes']) as number | undefined) ?? 0) < (key as number)) return false;
+  }
+  // Event batches are keyed [environment, seq of first event]; the value is an 8-byte acceptance
+  // time followed by the body's JSON (store/event-log.ts).
+  const events = root.openDB({ name: 'events', encoding: 'binary' });
+  let environment: string | undefined;
+  for (const key of events.getKeys({ limit: 1 })) environment = (key as [string, number])[0];
+  while (environment !== undefined) {
+    let last: { key: [string, number]; value: Buffer } | undefined;
+    for (const entry of events.getRange({ start: [environment, Number.MAX_SAFE_INTEGER], end: [environment, 0], reverse: true, limit: 1 })) {
+      last = entry as unknown as { key: [string, number]; value: Buffer };
     }
-    return JSON.stringify(dump);
-  } finally {
-    await root.close();
+    if (last) {
+      const count = (JSON.parse(last.value.toString('utf8', 8)) as { events: unknown[] }).events.length;
+      const position = (state.get([environment, 'pos', 'events']) as number | undefined) ?? 0;
+      if (position < last.key[1] + count - 1) return false;
+    }
+    const current: string = environment;
+    environment = undefined;
+    for (const key of events.getKeys({ start: [current, Number.MAX_SAFE_INTEGER], limit: 2 })) {
+      const name = (key as [string, number])[0];
+      if (name !== current) {
+        environment = name;
+        break;
+      }
+    }
+  }
+  return true;
+}
+
+/**
+ * Every record as one string, once the model builder has caught up (at most SETTLE_TIMEOUT_MS,
+ * then as it is: a stopped or killed server's builder will not catch up).
+ */
+export async function snapshotStore(dataDir: string): Promise<string> {
+  const deadline = Date.now() + SETTLE_TIMEOUT_MS;
+  for (;;) {
+    // A fresh environment per attempt so every read sees the latest commit of the server.
+    const root = open({ path: join(dataDir, 'db'), maxDbs: 16, readOnly: true });
+    try {
+      if (builderCaughtUp(root) || Date.now() >= deadline) {
+        const dump: Record<string, unknown[]> = {};
+        for (const name of DATABASES) {
+          dump[name] = [...root.openDB({ name }).getRange()].map(({ key, value }) => [key, value]);
+        }
+        for (const name of BINARY_DATABASES) {
+          dump[name] = [...root.openDB({ name, encoding: 'binary' }).getRange()].map(({ key, value }) => [
+            key,
+            (value as Buffer).toString('hex'),
+          ]);
+        }
+        return JSON.stringify(dump);
+      }
+    } finally {
+      await root.close();
+    }
+    await sleep(SETTLE_POLL_MS);
   }
 }
 

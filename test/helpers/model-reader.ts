@@ -1,0 +1,141 @@
+// Reads what the model builder wrote, in the test process: the data directory's LMDB opened
+// read-only beside the running server, decoded with the layouts of src/store/model.ts (the
+// contract the ranking side reads), never with a copy of them.
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { open, type Database, type RootDatabase } from 'lmdb';
+import { reportKey } from '../../src/model/reports.ts';
+import {
+  copyF32,
+  copyU32,
+  copyU8,
+  decodeNeighbours,
+  deviceHistoryKey,
+  itemLayoutKey,
+  neighboursKey,
+  popularityKey,
+  userHistoryKey,
+} from '../../src/store/model.ts';
+
+export interface HistoryEntry {
+  ix: number;
+  /** Event type code (EVENT_TYPE_CODES). */
+  type: number;
+  /** Unix seconds. */
+  t: number;
+}
+
+export interface ReportCount {
+  day: string;
+  dimension: string;
+  value: string;
+  metric: string;
+  n: number;
+}
+
+/** Read access to one environment's model; valid only inside readModel's callback. */
+export class ModelReader {
+  readonly #env: string;
+  readonly #model: Database<Buffer>;
+  readonly #state: Database;
+  readonly #itemIndex: Database<number>;
+
+  constructor(root: RootDatabase, env: string) {
+    this.#env = env;
+    this.#model = root.openDB({ name: 'model', encoding: 'binary' });
+    this.#state = root.openDB({ name: 'model-state' });
+    this.#itemIndex = root.openDB({ name: 'item-index' });
+  }
+
+  /** A history as triplets, oldest first; undefined when no record is stored. */
+  history(kind: 'user' | 'device', id: string): HistoryEntry[] | undefined {
+    const key = kind === 'user' ? userHistoryKey(this.#env, id) : deviceHistoryKey(this.#env, id);
+    const bytes = this.#model.get(key);
+    if (bytes === undefined) return undefined;
+    const u = copyU32(bytes);
+    const out: HistoryEntry[] = [];
+    for (let i = 0; i + 2 < u.length; i += 3) out.push({ ix: u[i]!, type: u[i + 1]!, t: u[i + 2]! });
+    return out;
+  }
+
+  /** Neighbours of an item index, in stored order (strongest first by contract). */
+  neighbours(ix: number): Array<{ ix: number; weight: number }> {
+    const nb = decodeNeighbours(this.#model.get(neighboursKey(this.#env, ix)));
+    return Array.from(nb.ix, (j, i) => ({ ix: j, weight: nb.weight[i]! }));
+  }
+
+  /** Weighted consumption per item index, all-time or for one UTC hour (unix sec / 3600). */
+  popularity(bucket: number | 'all'): Float32Array {
+    return copyF32(this.#model.get(popularityKey(this.#env, bucket)));
+  }
+
+  flags(): Uint8Array {
+    return copyU8(this.#model.get(itemLayoutKey(this.#env, 'flags')));
+  }
+
+  types(): Uint8Array {
+    return copyU8(this.#model.get(itemLayoutKey(this.#env, 'type')));
+  }
+
+  published(): Uint32Array {
+    return copyU32(this.#model.get(itemLayoutKey(this.#env, 'published')));
+  }
+
+  ends(): Uint32Array {
+    return copyU32(this.#model.get(itemLayoutKey(this.#env, 'ends')));
+  }
+
+  /** The dense index of an item, if it has one. */
+  itemIndex(itemType: string, itemId: string): number | undefined {
+    return this.#itemIndex.get([this.#env, itemType, itemId]);
+  }
+
+  /** The last event sequence number the builder wrote (model/builder-worker.ts keeps it at [env, 'pos', 'events']). */
+  eventsPosition(): number {
+    return (this.#state.get([this.#env, 'pos', 'events']) as number | undefined) ?? 0;
+  }
+
+  /** Every report counter of the environment. */
+  reports(): ReportCount[] {
+    const out: ReportCount[] = [];
+    const start = reportKey(this.#env, '', '', '', '').slice(0, 2);
+    for (const { key, value } of this.#state.getRange({ start, end: [...start, '\uffff'] })) {
+      const [, , day, dimension, val, metric] = key as string[];
+      out.push({ day: day!, dimension: dimension!, value: val!, metric: metric!, n: value as number });
+    }
+    return out;
+  }
+
+  /** A counter summed over days (0 when absent). */
+  report(dimension: string, value: string, metric: string): number {
+    return this.reports()
+      .filter((r) => r.dimension === dimension && r.value === value && r.metric === metric)
+      .reduce((sum, r) => sum + r.n, 0);
+  }
+}
+
+/** Opens the data directory's LMDB read-only, runs `read`, closes. */
+export async function readModel<T>(dataDir: string, env: string, read: (model: ModelReader) => T): Promise<T> {
+  const root = open({ path: join(dataDir, 'db'), maxDbs: 16, readOnly: true });
+  try {
+    return read(new ModelReader(root, env));
+  } finally {
+    await root.close();
+  }
+}
+
+/** Polls the model until `read` returns something other than undefined; throws after `timeoutMs`. */
+export async function waitForModel<T>(
+  dataDir: string,
+  env: string,
+  read: (model: ModelReader) => T | undefined,
+  timeoutMs = 5000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await readModel(dataDir, env, read);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`model did not reach the expected state within ${timeoutMs} ms`);
+    await sleep(50);
+  }
+}
