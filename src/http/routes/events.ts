@@ -25,6 +25,17 @@ const STATUS_RECENT: StatusMap = { invalidRequest: 400, unauthorized: 401 };
 
 export const MAX_EVENTS_PER_REQUEST = 1000;
 const MAX_ERRORS_IN_TITLE = 3;
+/** Reasons listed per failing event: a hostile event with thousands of bad fields gets a bounded answer. */
+const MAX_REASONS_PER_EVENT = 10;
+const MAX_FIELD_NAME_SHOWN = 64;
+
+function describe(problems: ReadonlyArray<[string, string]>): string {
+  const shown = problems
+    .slice(0, MAX_REASONS_PER_EVENT)
+    .map(([field, reason]) => (field ? `${field.slice(0, MAX_FIELD_NAME_SHOWN)} ${reason}` : reason));
+  if (problems.length > MAX_REASONS_PER_EVENT) shown.push(`and ${problems.length - MAX_REASONS_PER_EVENT} more problems`);
+  return shown.join('; ');
+}
 
 export interface EventRoutesDeps {
   eventLog: EventLog;
@@ -90,8 +101,8 @@ export function registerEventRoutes(server: HttpServer, deps: EventRoutesDeps): 
       errors.push({
         index: i,
         // One entry per failing event (DESIGN.md): the path names its first failing field.
-        path: problems[0]![0] ? `events[${i}].${problems[0]![0]}` : `events[${i}]`,
-        message: problems.map(([field, reason]) => (field ? `${field} ${reason}` : reason)).join('; '),
+        path: problems[0]![0] ? `events[${i}].${problems[0]![0].slice(0, MAX_FIELD_NAME_SHOWN)}` : `events[${i}]`,
+        message: describe(problems),
       });
     }
     if (errors.length > 0) {
