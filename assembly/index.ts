@@ -1,35 +1,128 @@
-// Exported ABI of the ranking kernel. Only entry points live here; the numeric work is in
-// topk.ts. Every export checks its bounds once and returns an i32 status instead of throwing
-// (an AssemblyScript throw traps and leaves the instance unusable).
-import { ABI_VERSION, STATUS_BAD_ARGS, STATUS_OUT_OF_MEMORY } from "./abi";
+// Exported ABI of the ranking kernel (memory map and request header in abi.ts). Only entry
+// points live here: the layout is in layout.ts, a ranking in rank.ts, selection in topk.ts.
+// Every export checks its bounds once and returns an i32 status instead of throwing (an
+// AssemblyScript throw traps and would leave the scratch half reset). It must not hold numeric
+// work or state of its own.
+import {
+  ABI_VERSION, REQ_CONTENT_WEIGHT, REQ_CONTEXT_OFF, REQ_EXCLUDE_COUNT, REQ_EXCLUDE_OFF,
+  REQ_HEADER_WORDS, REQ_K, REQ_NB_COUNT, REQ_NB_IX_OFF, REQ_NB_OFFSETS_OFF, REQ_NB_WEIGHT_OFF,
+  REQ_POOL_COUNT, REQ_POOL_OFF, REQ_POPULARITY_WEIGHT, REQ_RECENCY_HALF_LIFE, REQ_RECENCY_WEIGHT,
+  REQ_SEED_COUNT, REQ_SEED_HALF_LIFE, REQ_SEED_TIME_OFF, REQ_SEED_WEIGHT_OFF, STATUS_BAD_ARGS,
+  STATUS_OUT_OF_MEMORY, VECTOR_DIM,
+} from "./abi";
+import { arenaBase, clearScratchAll, ensureMemory, fieldOffset, layoutItems, requestOff } from "./layout";
+import { rankRequest, word, wordF32 } from "./rank";
 import { selectTopK } from "./topk";
+
+/** Largest element count a request array may have: its byte length must fit an i32. */
+// @ts-ignore: decorator
+@inline const MAX_REQUEST_ELEMENTS: u32 = 0x1fffffff;
 
 export function abiVersion(): i32 {
   return ABI_VERSION;
 }
 
-/** First byte of the arena the host may write into (16-byte aligned, after static data). */
-export function arenaOffset(): usize {
-  return (__heap_base + 15) & ~(<usize>15);
+/** f32 per content vector (items' and the context's). */
+export function vectorDim(): i32 {
+  return VECTOR_DIM;
 }
 
-/** Grows memory so the arena holds `bytes`; returns 0 or STATUS_OUT_OF_MEMORY. */
+/** First byte of the arena (16-byte aligned, after static data); the items region starts here. */
+export function arenaOffset(): usize {
+  return arenaBase();
+}
+
+/** Grows memory so the arena holds `bytes` from arenaOffset(); returns 0 or STATUS_OUT_OF_MEMORY. */
 export function reserveArena(bytes: usize): i32 {
-  const end = arenaOffset() + bytes;
-  const have = <usize>memory.size() << 16;
-  if (end <= have) return 0;
-  const pages = <i32>((end - have + 0xffff) >> 16);
-  return memory.grow(pages) < 0 ? STATUS_OUT_OF_MEMORY : 0;
+  return ensureMemory(<u64>arenaBase() + <u64>bytes) ? 0 : STATUS_OUT_OF_MEMORY;
 }
 
 /**
- * Top-k of `n` f32 scores at `scoresOff`, written as u32 candidate indices at `outOff`
- * (room for k). Non-finite scores are filtered out. Returns the count written or a status.
+ * Lays the items region out for `n` items (memory grows as needed, never shrinks) and resets
+ * the scratch. The resident arrays' contents are undefined until the host writes them; the
+ * request area moves (layoutOffset(FIELD_REQUEST)). Returns 0 or a status.
+ */
+export function setItemCount(n: i32): i32 {
+  return layoutItems(n);
+}
+
+/** Byte offset of a region of the memory map (FIELD_* in abi.ts), 0 for an unknown field. */
+export function layoutOffset(field: i32): usize {
+  return fieldOffset(field);
+}
+
+/** Resets all scratch (slot, excluded); for a host that caught a trap mid-call. */
+export function clearScratch(): void {
+  clearScratchAll();
+}
+
+@inline function memoryEnd(): u64 {
+  return <u64>memory.size() << 16;
+}
+
+/** Whether `count` elements of 4 bytes at `off` lie 4-byte aligned in the request area. */
+function inRequestArea(off: u32, count: u32): bool {
+  if (count > MAX_REQUEST_ELEMENTS) return false;
+  if (count == 0) return true;
+  return (off & 3) == 0 && <usize>off >= requestOff && <u64>off + (<u64>count << 2) <= memoryEnd();
+}
+
+@inline function isPositive(x: f32): bool {
+  return isFinite<f32>(x) && x > 0;
+}
+
+/** Whether the header at `req` and every array it names are sound (see abi.ts REQ_*). */
+function isSoundRequest(req: usize): bool {
+  if (!inRequestArea(<u32>req, REQ_HEADER_WORDS)) return false;
+  const m = word(req, REQ_SEED_COUNT);
+  const t = word(req, REQ_NB_COUNT);
+  if (word(req, REQ_K) > <u32>i32.MAX_VALUE || m >= MAX_REQUEST_ELEMENTS) return false;
+  if (!inRequestArea(word(req, REQ_SEED_WEIGHT_OFF), m)) return false;
+  if (!inRequestArea(word(req, REQ_SEED_TIME_OFF), m)) return false;
+  if (!inRequestArea(word(req, REQ_NB_OFFSETS_OFF), m + 1)) return false;
+  if (!inRequestArea(word(req, REQ_NB_IX_OFF), t)) return false;
+  if (!inRequestArea(word(req, REQ_NB_WEIGHT_OFF), t)) return false;
+  if (!inRequestArea(word(req, REQ_POOL_OFF), word(req, REQ_POOL_COUNT))) return false;
+  if (!inRequestArea(word(req, REQ_EXCLUDE_OFF), word(req, REQ_EXCLUDE_COUNT))) return false;
+  const context = word(req, REQ_CONTEXT_OFF);
+  if (context != 0 && !inRequestArea(context, VECTOR_DIM)) return false;
+  if (!isPositive(wordF32(req, REQ_SEED_HALF_LIFE)) || !isPositive(wordF32(req, REQ_RECENCY_HALF_LIFE))) return false;
+  if (!isFinite<f32>(wordF32(req, REQ_POPULARITY_WEIGHT))) return false;
+  if (!isFinite<f32>(wordF32(req, REQ_RECENCY_WEIGHT)) || !isFinite<f32>(wordF32(req, REQ_CONTENT_WEIGHT))) return false;
+  // CSR rows: offsets run 0 ..= t without going back, so every row stays inside nbIx/nbWeight.
+  const offsets = <usize>word(req, REQ_NB_OFFSETS_OFF);
+  let previous: u32 = 0;
+  if (load<u32>(offsets) != 0) return false;
+  for (let s: u32 = 1; s <= m; s++) {
+    const o = load<u32>(offsets + (<usize>s << 2));
+    if (o < previous) return false;
+    previous = o;
+  }
+  return previous == t;
+}
+
+/**
+ * Ranks the request whose header (REQ_HEADER_WORDS u32) is at `req` in the request area over
+ * the resident items: writes k' = min(k, rankable candidates) ix and scores, best first, at
+ * layoutOffset(FIELD_OUT_IX) and layoutOffset(FIELD_OUT_SCORE). Returns k' or STATUS_BAD_ARGS
+ * (header or an array outside the request area, bad CSR offsets, half-life <= 0, non-finite
+ * weight); nothing is touched then.
+ */
+export function rank(req: usize): i32 {
+  if (!isSoundRequest(req)) return STATUS_BAD_ARGS;
+  return rankRequest(req);
+}
+
+/**
+ * Top-k of `n` f32 scores at `scoresOff`, written as u32 candidate indices at `outOff` (room
+ * for k); both buffers in the request area. Non-finite scores are filtered out. Returns the
+ * count written or a status.
  */
 export function topK(scoresOff: usize, n: i32, k: i32, outOff: usize): i32 {
-  const limit = <usize>memory.size() << 16;
   if (n < 0 || k < 0) return STATUS_BAD_ARGS;
-  if (scoresOff + (<usize>n << 2) > limit || outOff + (<usize>k << 2) > limit) return STATUS_BAD_ARGS;
+  if (scoresOff < requestOff || outOff < requestOff) return STATUS_BAD_ARGS;
+  const limit = memoryEnd();
+  if (<u64>scoresOff + (<u64>n << 2) > limit || <u64>outOff + (<u64>k << 2) > limit) return STATUS_BAD_ARGS;
   if (k == 0 || n == 0) return 0;
   return selectTopK(scoresOff, n, k, outOff);
 }

@@ -1,0 +1,49 @@
+// Which candidates may be ranked: the item layout (catalog, enabled, expiry, type) and the
+// request's exclusion bitset. Owns the bitset's set/clear; it must not score or order anything.
+//
+// Invariant for every raw load/store below: callers pass ix < itemCount (rank() skips any other
+// ix before it becomes a candidate or touches the bitset), so each access lies inside the
+// array's region laid out for itemCount items (layout.ts).
+import { ALL_TYPES, ITEM_ENABLED, ITEM_IN_CATALOG } from "./abi";
+import { endsOff, excludedOff, flagsOff, typeOff } from "./layout";
+
+// @ts-ignore: decorator
+@inline const RANKABLE_FLAGS: u32 = ITEM_IN_CATALOG | ITEM_ENABLED;
+/** Type indices the u32 allowedTypesMask can name; higher ones (and UNKNOWN_TYPE) never pass it. */
+// @ts-ignore: decorator
+@inline const MASK_TYPES: u32 = 32;
+
+/** Sets the bits of the `count` ix at `list`; ix >= n are ignored. */
+export function markExcluded(list: usize, count: i32, n: u32): void {
+  for (let i = 0; i < count; i++) {
+    const ix = load<u32>(list + (<usize>i << 2));
+    if (ix >= n) continue;
+    const word = excludedOff + (<usize>(ix >> 5) << 2);
+    store<u32>(word, load<u32>(word) | (1 << (ix & 31)));
+  }
+}
+
+/** Clears the words markExcluded touched for the same list: O(count), not O(n / 32). */
+export function clearExcluded(list: usize, count: i32, n: u32): void {
+  for (let i = 0; i < count; i++) {
+    const ix = load<u32>(list + (<usize>i << 2));
+    if (ix >= n) continue;
+    store<u32>(excludedOff + (<usize>(ix >> 5) << 2), 0);
+  }
+}
+
+/**
+ * Whether item `ix` may be ranked at `nowSec`: in catalog and enabled, not expired
+ * (ends == 0 or ends > now), its type admitted by `typesMask`, and not excluded.
+ */
+// @ts-ignore: decorator
+@inline export function isRankable(ix: u32, nowSec: u32, typesMask: u32): bool {
+  if ((<u32>load<u8>(flagsOff + <usize>ix) & RANKABLE_FLAGS) != RANKABLE_FLAGS) return false;
+  const ends = load<u32>(endsOff + (<usize>ix << 2));
+  if (ends != 0 && ends <= nowSec) return false;
+  if (typesMask != ALL_TYPES) {
+    const type = <u32>load<u8>(typeOff + <usize>ix);
+    if (type >= MASK_TYPES || ((typesMask >> type) & 1) == 0) return false;
+  }
+  return (load<u32>(excludedOff + (<usize>(ix >> 5) << 2)) & (1 << (ix & 31))) == 0;
+}

@@ -1,0 +1,48 @@
+// Score terms of one candidate: time decay of a seed's weight, the recency prior and the content
+// dot product. Pure arithmetic on values and pointers the caller has checked; no state. Every
+// f32 operation and its order is part of the specification (src/recommend/reference-ranker.ts
+// repeats them with Math.fround), so do not reorder, fuse or reassociate them.
+import { VECTOR_DIM } from "./abi";
+
+/**
+ * 2^(-ageSec / halfLifeSec) rounded to f32, in f64 first (exp2 of the musl/ARM routines, within
+ * 0.52 ulp of exact, so it rounds to the same f32 as the reference's 2 ** x but for ~1 in 2^28).
+ */
+// @ts-ignore: decorator
+@inline export function halfLifeDecay(ageSec: u32, halfLifeSec: f32): f32 {
+  return <f32>Math.exp2(-(<f64>ageSec / <f64>halfLifeSec));
+}
+
+/** A seed's weight decayed by its age; time 0 means no decay, a future time no decay either. */
+export function decayedSeedWeight(weight: f32, timeSec: u32, nowSec: u32, halfLifeSec: f32): f32 {
+  if (timeSec == 0) return weight;
+  const age = nowSec > timeSec ? nowSec - timeSec : 0;
+  return weight * halfLifeDecay(age, halfLifeSec);
+}
+
+/** Recency prior in [0, 1]: 0 when unknown (0), 1 when published now or later, else decayed. */
+// @ts-ignore: decorator
+@inline export function recencyPrior(publishedSec: u32, nowSec: u32, halfLifeSec: f32): f32 {
+  if (publishedSec == 0) return 0;
+  if (publishedSec >= nowSec) return 1;
+  return halfLifeDecay(nowSec - publishedSec, halfLifeSec);
+}
+
+/**
+ * Dot product of two f32[VECTOR_DIM] vectors in 4 lanes: lane j sums dims j, j+4, j+8, ... in
+ * order, then (lane0 + lane1) + (lane2 + lane3). Four chains instead of one cut the add-latency
+ * chain from 32 to 8 steps; the lane order is what the reference repeats, and what one f32x4
+ * accumulator gives, so a v128 version (asconfig.json "enable": ["simd"]) would rank the same.
+ */
+// @ts-ignore: decorator
+@inline export function dot(a: usize, b: usize): f32 {
+  let l0: f32 = 0, l1: f32 = 0, l2: f32 = 0, l3: f32 = 0;
+  for (let d = 0; d < VECTOR_DIM; d += 4) {
+    const at = <usize>d << 2;
+    l0 += load<f32>(a + at) * load<f32>(b + at);
+    l1 += load<f32>(a + at, 4) * load<f32>(b + at, 4);
+    l2 += load<f32>(a + at, 8) * load<f32>(b + at, 8);
+    l3 += load<f32>(a + at, 12) * load<f32>(b + at, 12);
+  }
+  return (l0 + l1) + (l2 + l3);
+}
