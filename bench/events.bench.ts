@@ -1,0 +1,146 @@
+// Event ingestion over HTTP on loopback: batches of 10 mixed events at 64 connections, every 200
+// durable (committed to the LMDB event log before the answer), beside the same-run baseline of a
+// bare uWebSockets.js POST responder (bench/baseline.ts); and the model builder's lag (an
+// event's 200 to the builder's write) at that load, read from GET /health once the builder has
+// caught up. Targets (issue 3): ≥ 100,000 events/s; builder lag p99 ≤ 1 s.
+// The server is pinned to core 0 (all its threads: HTTP, LMDB writer, model builder), wrk to
+// core 1. Rounds alternate baseline and service in fresh processes and data directories.
+// Run: npm run bench -- events   (needs wrk)   BENCH_QUICK=1 short, BENCH_JSON=1 JSON lines,
+//      BENCH_ROUNDS=n rounds (default 3), BENCH_UNPINNED=1 lets the server use both cores.
+import { spawn, spawnSync } from 'node:child_process';
+import { availableParallelism, cpus } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startServer } from '../test/helpers/server.ts';
+
+const QUICK = process.env.BENCH_QUICK === '1';
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 3));
+const SECONDS = QUICK ? 3 : 10;
+const CONNECTIONS = 64;
+const EVENTS_PER_REQUEST = 10;
+const EVENTS_TARGET = 100_000;
+const LAG_P99_TARGET_MS = 1000;
+const PIN = availableParallelism() >= 2;
+const PIN_SERVER = PIN && process.env.BENCH_UNPINNED !== '1';
+const WRK_DIR = join(import.meta.dirname, 'wrk');
+
+interface WrkResult {
+  requests: number;
+  duration_us: number;
+  errors: { connect: number; read: number; write: number; status: number; timeout: number };
+  statuses: Record<string, number>;
+  latency_us: { p50: number; p99: number };
+}
+
+interface Health {
+  model_builder: { events_applied: number; lag_ms: { p50: number; p99: number; max: number }; positions: Record<string, number> } | null;
+}
+
+function pin(pid: number, core: string): void {
+  if (!PIN_SERVER) return;
+  const r = spawnSync('taskset', ['-a', '-p', '-c', core, String(pid)], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`taskset failed: ${r.stderr}`);
+}
+
+async function runWrk(url: string, seconds: number): Promise<WrkResult> {
+  const args = ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--timeout', '5s', '-s', join(WRK_DIR, 'post-events.lua'), url, '--', 'demo'];
+  const [command, argv] = PIN ? ['taskset', ['-c', '1', 'wrk', ...args]] : ['wrk', args];
+  const r = spawnSync(command, argv, { encoding: 'utf8' });
+  const line = r.stdout.split('\n').find((l) => l.startsWith('WRK_RESULT '));
+  if (r.status !== 0 || !line) throw new Error(`wrk failed (${r.status}): ${r.stdout}\n${r.stderr}`);
+  return JSON.parse(line.slice('WRK_RESULT '.length)) as WrkResult;
+}
+
+const perSec = (r: WrkResult) => r.requests / (r.duration_us / 1e6);
+function failures(r: WrkResult): number {
+  let n = r.errors.connect + r.errors.read + r.errors.write + r.errors.timeout;
+  for (const [status, count] of Object.entries(r.statuses)) if (!status.startsWith('2')) n += count;
+  return n;
+}
+
+async function baselineRound(): Promise<WrkResult> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'baseline.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve) => {
+    createInterface({ input: proc.stdout }).once('line', (l) => resolve((JSON.parse(l) as { port: number }).port));
+  });
+  pin(proc.pid!, '0');
+  try {
+    await runWrk(`http://127.0.0.1:${port}`, 1); // warm-up
+    return await runWrk(`http://127.0.0.1:${port}`, SECONDS);
+  } finally {
+    proc.kill('SIGTERM');
+  }
+}
+
+async function affinityRound(): Promise<{ wrk: WrkResult; lag: { p50: number; p99: number; max: number }; applied: number; catchUpMs: number }> {
+  // Info level: startServer reads the listening port from the log.
+  const server = await startServer();
+  try {
+    pin(server.proc.pid!, '0');
+    const wrk = await runWrk(server.url, SECONDS);
+    const acknowledged = wrk.statuses['200'] ?? 0;
+    const loadEnd = Date.now();
+    // Wait for the builder to apply everything acknowledged; its lag histogram then covers the run.
+    let health: Health | undefined;
+    for (;;) {
+      health = (await (await fetch(`${server.url}/health`)).json()) as Health;
+      const applied = health.model_builder?.events_applied ?? 0;
+      if (applied >= acknowledged * EVENTS_PER_REQUEST) break;
+      if (Date.now() - loadEnd > 120_000) throw new Error(`builder applied ${applied} of ${acknowledged * EVENTS_PER_REQUEST} events after 120 s`);
+      await sleep(100);
+    }
+    const builder = health.model_builder!;
+    return { wrk, lag: builder.lag_ms, applied: builder.events_applied, catchUpMs: Date.now() - loadEnd };
+  } finally {
+    await server.close();
+  }
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const worst = (xs: number[]) => Math.max(...xs);
+
+const baseline: WrkResult[] = [];
+const affinity: Awaited<ReturnType<typeof affinityRound>>[] = [];
+for (let round = 0; round < ROUNDS; round++) {
+  if (round % 2 === 0) {
+    baseline.push(await baselineRound());
+    affinity.push(await affinityRound());
+  } else {
+    affinity.push(await affinityRound());
+    baseline.push(await baselineRound());
+  }
+}
+
+const baseEvents = median(baseline.map((r) => perSec(r) * EVENTS_PER_REQUEST));
+const events = median(affinity.map((r) => perSec(r.wrk) * EVENTS_PER_REQUEST));
+const lagP99 = median(affinity.map((r) => r.lag.p99));
+const rows = [
+  {
+    task: 'events/bare-uws',
+    'events/s': Math.round(baseEvents),
+    'p50 ms': Number(median(baseline.map((r) => r.latency_us.p50 / 1000)).toFixed(2)),
+    'p99 ms': Number(median(baseline.map((r) => r.latency_us.p99 / 1000)).toFixed(2)),
+    'x baseline': 1,
+    'non-2xx': baseline.reduce((a, r) => a + failures(r), 0),
+    'lag p99 ms': '',
+    target: '',
+    pass: '',
+  },
+  {
+    task: 'events/affinity',
+    'events/s': Math.round(events),
+    'p50 ms': Number(median(affinity.map((r) => r.wrk.latency_us.p50 / 1000)).toFixed(2)),
+    'p99 ms': Number(median(affinity.map((r) => r.wrk.latency_us.p99 / 1000)).toFixed(2)),
+    'x baseline': Number((events / baseEvents).toFixed(3)),
+    'non-2xx': affinity.reduce((a, r) => a + failures(r.wrk), 0),
+    'lag p99 ms': `${lagP99} (worst ${worst(affinity.map((r) => r.lag.p99))}, catch-up ${median(affinity.map((r) => r.catchUpMs))} ms)`,
+    target: `≥ ${EVENTS_TARGET} events/s, lag p99 ≤ ${LAG_P99_TARGET_MS} ms`,
+    pass: events >= EVENTS_TARGET && lagP99 <= LAG_P99_TARGET_MS ? 'yes' : 'no',
+  },
+];
+console.table(rows);
+console.log(`rounds ${ROUNDS} × ${SECONDS} s, ${CONNECTIONS} connections, ${EVENTS_PER_REQUEST} events per request, server ${PIN_SERVER ? 'pinned to core 0' : 'unpinned'}, wrk on core 1`);
+if (process.env.BENCH_JSON === '1') {
+  for (const row of rows) console.log(JSON.stringify({ ...row, node: process.version, cpu: cpus()[0]?.model }));
+}
