@@ -18,7 +18,7 @@ export const ENVIRONMENT_DEFAULTS: EnvironmentConfig = {
     // (a click is followed by the detail page view, which is counted).
     eventWeights: { detail_pageview: 1, checkpoint: 1, item_interaction: 2, add_to_cart: 3, purchase: 5 },
     historyLength: 100,
-    cooccurrenceWindow: 20,
+    cooccurrenceWindow: 10,
     maxNeighbours: 200,
     attributionWindowSec: 24 * 3600,
   },

@@ -27,7 +27,7 @@ export class ModelBuilder {
       environments: options.environments,
       pollMs: 20,
       chunkSize: 5000,
-      flushMs: 200,
+      flushMs: 500,
       statsIntervalMs: 1000,
     };
     this.#start();
