@@ -1,0 +1,74 @@
+// `npm run bench`: build the WASM kernel, then run every bench/*.bench.ts, each in a fresh
+// process (`node --import tsx`) so JIT state and open handles never carry over between benches.
+// `npm run bench -- http kernel` runs only the benches whose file name contains one of the words.
+// Environment is passed through: BENCH_QUICK=1 (short runs, as CI), BENCH_JSON=1, BENCH_ROUNDS.
+// A bench still running after BENCH_TIMEOUT_SEC (default 1800) is stopped with the servers it
+// started (its whole process group) and counted as failed, so one hung bench cannot stall the rest.
+import { spawn, spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+const root = join(import.meta.dirname, '..');
+const benchDir = join(root, 'bench');
+const timeoutMs = Number(process.env.BENCH_TIMEOUT_SEC ?? 1800) * 1000;
+
+const filters = process.argv.slice(2);
+const all = readdirSync(benchDir)
+  .filter((name) => name.endsWith('.bench.ts'))
+  .sort();
+const selected = filters.length === 0 ? all : all.filter((name) => filters.some((f) => name.includes(f)));
+if (selected.length === 0) {
+  console.error(`no bench matches ${filters.join(', ')} (have: ${all.join(', ') || 'none'})`);
+  process.exit(1);
+}
+
+const build = spawnSync('npx', ['asc', 'assembly/index.ts', '--target', 'release'], { cwd: root, stdio: 'inherit' });
+if (build.status !== 0) process.exit(1);
+
+/** Runs one bench in its own process group; resolves with its exit code (null when stopped). */
+function runBench(file: string): Promise<number | null> {
+  const child = spawn(process.execPath, ['--import', 'tsx', file], { cwd: root, stdio: 'inherit', detached: true });
+  const killGroup = (signal: NodeJS.Signals) => {
+    try {
+      process.kill(-child.pid!, signal);
+    } catch {
+      // already gone
+    }
+  };
+  // Being in its own group, the bench no longer gets the terminal's Ctrl-C: pass it on, and
+  // run no further bench.
+  const onSignal = (signal: NodeJS.Signals) => {
+    interrupted = true;
+    killGroup(signal);
+  };
+  process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
+  const timer = setTimeout(() => {
+    console.error(`\n${file}: still running after ${timeoutMs / 1000} s, stopping it`);
+    killGroup('SIGTERM');
+    setTimeout(() => killGroup('SIGKILL'), 10_000).unref();
+  }, timeoutMs);
+  return new Promise((resolve) => {
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
+      // Whatever it left behind (servers it started) goes with it.
+      killGroup('SIGTERM');
+      resolve(code);
+    });
+  });
+}
+
+let interrupted = false;
+const failed: string[] = [];
+for (const name of selected) {
+  console.error(`\n# bench/${name}`);
+  if ((await runBench(join('bench', name))) !== 0) failed.push(name);
+  if (interrupted) {
+    console.error('interrupted');
+    process.exit(130);
+  }
+}
+if (failed.length > 0) {
+  console.error(`\nfailed: ${failed.join(', ')}`);
+  process.exit(1);
+}
