@@ -1,3 +1,5 @@
+// Over 500 lines because it carries its own load-generation bookkeeping (quiet-machine waits, CPU
+// accounting of the server's core, wrk pacing calibration) that no other bench needs in full.
 // HTTP on loopback: item PUT throughput (every 200 is a committed LMDB write) and GET-one
 // latency p50/p99 at half of peak GET throughput, on a 100,000-item catalog, each beside a
 // bare uWebSockets.js JSON responder (bench/baseline.ts) measured in the same run. Targets
