@@ -117,11 +117,6 @@ export class Catalog {
     return out;
   }
 
-  /** The item behind a dense index, for the ranking side. */
-  itemAt(environment: string, ix: number): [itemType: string, itemId: string] | undefined {
-    return this.#store.indexItems.get([environment, ix]);
-  }
-
   #appendChange(environment: string, itemType: string, itemId: string, ix: number, op: CatalogOp): void {
     const s = this.#store;
     const seq = (s.meta.get(CHANGE_SEQ) ?? 0) + 1;

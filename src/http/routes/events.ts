@@ -41,8 +41,6 @@ export interface EventRoutesDeps {
   eventLog: EventLog;
   auth: Authorizer;
   environments: Config['environments'];
-  /** Called after a batch is committed (wakes the model builder). */
-  onAppended?: () => void;
 }
 
 function vocabularies(environments: Config['environments']): Map<string, EventVocabulary> {
@@ -111,7 +109,6 @@ export function registerEventRoutes(server: HttpServer, deps: EventRoutesDeps): 
       throw E.invalidEvents(shown.join('; '), errors);
     }
     await deps.eventLog.append(environment, events as TrackedEvent[], body!);
-    deps.onAppended?.();
     sendEmpty(ex, 200);
   });
 
