@@ -6,7 +6,9 @@
 // The server is pinned to core 0 (all its threads: HTTP, LMDB writer, model builder), wrk to
 // core 1. Rounds alternate baseline and service in fresh processes and data directories.
 // Run: npm run bench -- events   (needs wrk)   BENCH_QUICK=1 short, BENCH_JSON=1 JSON lines,
-//      BENCH_ROUNDS=n rounds (default 3), BENCH_UNPINNED=1 lets the server use both cores.
+//      BENCH_ROUNDS=n rounds (default 3), BENCH_UNPINNED=1 lets the server use both cores,
+//      BENCH_EVENTS_DELAY_MS=d paces each connection (64 × 1000 / d requests/s) to find the rate
+//      the builder sustains within its lag target.
 import { spawn, spawnSync } from 'node:child_process';
 import { availableParallelism, cpus } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +26,7 @@ const LAG_P99_TARGET_MS = 1000;
 const PIN = availableParallelism() >= 2;
 const PIN_SERVER = PIN && process.env.BENCH_UNPINNED !== '1';
 const WRK_DIR = join(import.meta.dirname, 'wrk');
+const DELAY_MS = Number(process.env.BENCH_EVENTS_DELAY_MS ?? 0);
 
 interface WrkResult {
   requests: number;
@@ -44,7 +47,7 @@ function pin(pid: number, core: string): void {
 }
 
 async function runWrk(url: string, seconds: number): Promise<WrkResult> {
-  const args = ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--timeout', '5s', '-s', join(WRK_DIR, 'post-events.lua'), url, '--', 'demo'];
+  const args = ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--timeout', '5s', '-s', join(WRK_DIR, 'post-events.lua'), url, '--', 'demo', String(DELAY_MS)];
   const [command, argv] = PIN ? ['taskset', ['-c', '1', 'wrk', ...args]] : ['wrk', args];
   const r = spawnSync(command, argv, { encoding: 'utf8' });
   const line = r.stdout.split('\n').find((l) => l.startsWith('WRK_RESULT '));
@@ -140,7 +143,7 @@ const rows = [
   },
 ];
 console.table(rows);
-console.log(`rounds ${ROUNDS} × ${SECONDS} s, ${CONNECTIONS} connections, ${EVENTS_PER_REQUEST} events per request, server ${PIN_SERVER ? 'pinned to core 0' : 'unpinned'}, wrk on core 1`);
+console.log(`rounds ${ROUNDS} × ${SECONDS} s, ${CONNECTIONS} connections${DELAY_MS > 0 ? ` paced by ${DELAY_MS} ms` : ''}, ${EVENTS_PER_REQUEST} events per request, server ${PIN_SERVER ? 'pinned to core 0' : 'unpinned'}, wrk on core 1`);
 if (process.env.BENCH_JSON === '1') {
   for (const row of rows) console.log(JSON.stringify({ ...row, node: process.version, cpu: cpus()[0]?.model }));
 }

@@ -1,7 +1,7 @@
 -- wrk script: POST /api/<env>/events with batches of 10 mixed events (page views, impressions,
 -- add to cart, purchases, clicks, page visits) from 50,000 users over 100,000 items with a
 -- popularity skew (item = floor(100000 * u^3)), as a backend integration sends them.
--- Args (after --): environment
+-- Args (after --): environment [delay_ms per request per connection, to pace the load]
 dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "common.lua")
 
 local templates = {
@@ -18,7 +18,7 @@ local templates = {
 local batch = { 1, 1, 1, 1, 2, 2, 3, 4, 5, 6 }
 
 function init(args)
-  common_init(0)
+  common_init(tonumber(args[2]) or 0)
   prefix = "/api/" .. (args[1] or "demo") .. "/events"
   headers = { ["Content-Type"] = "application/json" }
   n = 0
