@@ -25,6 +25,28 @@ export interface CatalogChange {
 
 const CHANGE_SEQ = 'changeSeq';
 
+/**
+ * LMDB keys hold at most 1978 bytes, and lmdb-js throws past that. Item ids and types are
+ * validated far shorter before they are stored, so identifiers that would not fit a key name no
+ * item: lookups answer "absent" for them instead of throwing (a path segment or cursor of any
+ * length reaches here).
+ */
+const MAX_ITEM_ID_BYTES = 1024; // 256 code points of up to 4 bytes (http/schemas/item.ts)
+const MAX_ITEM_TYPE_BYTES = 256; // configured type names are far shorter
+
+function fits(part: string, maxBytes: number): boolean {
+  return part.length <= maxBytes && Buffer.byteLength(part) <= maxBytes;
+}
+
+/** Whether `itemId` could be the id of a stored item (for validating cursors). */
+export function couldBeItemId(itemId: string): boolean {
+  return fits(itemId, MAX_ITEM_ID_BYTES);
+}
+
+function couldBeKey(itemType: string, itemId: string): boolean {
+  return fits(itemType, MAX_ITEM_TYPE_BYTES) && fits(itemId, MAX_ITEM_ID_BYTES);
+}
+
 /** Highest string element for range ends: sorts after every item id. */
 const KEY_END = '\uffff';
 
@@ -37,6 +59,7 @@ export class Catalog {
 
   /** The stored item, or undefined when unknown or deleted. */
   get(environment: string, itemType: string, itemId: string): StoredItem | undefined {
+    if (!couldBeKey(itemType, itemId)) return undefined;
     return this.#store.items.get([environment, itemType, itemId]) as StoredItem | undefined;
   }
 
@@ -57,6 +80,7 @@ export class Catalog {
 
   /** Sets the enabled state; resolves false when the item is unknown. */
   setEnabled(environment: string, itemType: string, itemId: string, enabled: boolean): Promise<boolean> {
+    if (!couldBeKey(itemType, itemId)) return Promise.resolve(false);
     const s = this.#store;
     const key = [environment, itemType, itemId];
     return s.root.transaction(() => {
@@ -72,6 +96,7 @@ export class Catalog {
 
   /** Removes the item's metadata (DESIGN.md: GET then answers 404; its index and events stay). */
   remove(environment: string, itemType: string, itemId: string): Promise<boolean> {
+    if (!couldBeKey(itemType, itemId)) return Promise.resolve(false);
     const s = this.#store;
     const key = [environment, itemType, itemId];
     return s.root.transaction(() => {

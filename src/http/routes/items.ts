@@ -5,10 +5,10 @@
  */
 import type { Config } from '../../config/types.ts';
 import { E, type FieldError } from '../../errors.ts';
-import type { Catalog } from '../../store/catalog.ts';
+import { couldBeItemId, type Catalog } from '../../store/catalog.ts';
 import { authorize, type Authorizer } from '../auth.ts';
 import { sendEmpty, sendJson, type StatusMap } from '../respond.ts';
-import { MAX_ID_LENGTH, parseItemBody } from '../schemas/item.ts';
+import { parseItemBody } from '../schemas/item.ts';
 import type { HttpServer, RequestInfo } from '../server.ts';
 
 /** PUT and POST: 200 no content; 401; 404 unknown item without body; 415 not an Item; 422 not JSON. */
@@ -34,15 +34,6 @@ function itemTypesOf(deps: ItemRoutesDeps, environment: string): readonly string
   const env = Object.hasOwn(deps.environments, environment) ? deps.environments[environment] : undefined;
   if (!env) throw E.environmentNotFound(environment);
   return env.itemTypes;
-}
-
-/**
- * Whether path identifiers could name a stored item. Stored ids have at most MAX_ID_LENGTH code
- * points, so at most twice as many UTF-16 units; a longer path segment names no item, and LMDB
- * must not see it as a key: ordered-binary throws past its 4 KiB key buffer (a 500 otherwise).
- */
-function couldBeStored(itemType: string, itemId: string): boolean {
-  return itemType.length <= 2 * MAX_ID_LENGTH && itemId.length <= 2 * MAX_ID_LENGTH;
 }
 
 function parseJson(body: Buffer): unknown {
@@ -91,7 +82,7 @@ async function upsert(deps: ItemRoutesDeps, req: RequestInfo, body: Buffer | und
   if (!body || body.length === 0) {
     if (pathItemId === undefined) throw E.bodyRequired();
     // PUT without a body confirms a known item and changes nothing (SPEC.md: 404 when unknown).
-    const known = couldBeStored(itemType, pathItemId) && deps.catalog.get(environment, itemType, pathItemId);
+    const known = deps.catalog.get(environment, itemType, pathItemId);
     if (!known) throw E.itemNotFound(environment, itemType, pathItemId);
     return;
   }
@@ -117,7 +108,7 @@ function parseListQuery(query: string): { cursor: string | undefined; limit: num
   if (rawCursor !== null && rawCursor !== '') {
     cursor = Buffer.from(rawCursor, 'base64url').toString('utf8');
     const roundTrips = Buffer.from(cursor, 'utf8').toString('base64url') === rawCursor;
-    if (!roundTrips || cursor.length > 2 * MAX_ID_LENGTH) {
+    if (!roundTrips || !couldBeItemId(cursor)) {
       errors.push({ path: 'cursor', message: 'is not a cursor returned by this endpoint' });
     }
   }
@@ -143,7 +134,7 @@ export function registerItemRoutes(server: HttpServer, deps: ItemRoutesDeps): vo
     const [environment = '', itemType = '', itemId = ''] = req.params;
     await authorize(deps.auth, req.authorization, environment);
     itemTypesOf(deps, environment);
-    const stored = couldBeStored(itemType, itemId) ? deps.catalog.get(environment, itemType, itemId) : undefined;
+    const stored = deps.catalog.get(environment, itemType, itemId);
     if (!stored) throw E.itemNotFound(environment, itemType, itemId);
     sendJson(ex, 200, stored.item);
   });
@@ -152,7 +143,7 @@ export function registerItemRoutes(server: HttpServer, deps: ItemRoutesDeps): vo
     const [environment = '', itemType = '', itemId = ''] = req.params;
     await authorize(deps.auth, req.authorization, environment);
     itemTypesOf(deps, environment);
-    const removed = couldBeStored(itemType, itemId) && (await deps.catalog.remove(environment, itemType, itemId));
+    const removed = await deps.catalog.remove(environment, itemType, itemId);
     if (!removed) throw E.itemNotFound(environment, itemType, itemId);
     sendEmpty(ex, 200);
   });
@@ -162,8 +153,7 @@ export function registerItemRoutes(server: HttpServer, deps: ItemRoutesDeps): vo
       const [environment = '', itemType = '', itemId = ''] = req.params;
       await authorize(deps.auth, req.authorization, environment);
       itemTypesOf(deps, environment);
-      const known =
-        couldBeStored(itemType, itemId) && (await deps.catalog.setEnabled(environment, itemType, itemId, action === 'enable'));
+      const known = await deps.catalog.setEnabled(environment, itemType, itemId, action === 'enable');
       if (!known) throw E.itemNotFound(environment, itemType, itemId);
       sendEmpty(ex, 200);
     });
