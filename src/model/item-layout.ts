@@ -54,11 +54,18 @@ export class ItemLayoutState {
   }
 
   apply(changes: readonly CatalogChange[]): void {
+    // Indices handed out so far, read once per environment: arrays also cover event-made indices.
+    const indexCounts = new Map<string, number>();
     for (const change of changes) {
       const env = Object.hasOwn(this.#environments, change.environment) ? this.#environments[change.environment] : undefined;
       if (!env) continue;
       const layout = this.#layout(change.environment);
-      const length = Math.max(change.ix + 1, itemIndexCount(this.#store, change.environment));
+      let count = indexCounts.get(change.environment);
+      if (count === undefined) {
+        count = itemIndexCount(this.#store, change.environment);
+        indexCounts.set(change.environment, count);
+      }
+      const length = Math.max(change.ix + 1, count);
       layout.flags = grow(layout.flags, length, (n) => new Uint8Array(n));
       layout.type = grow(layout.type, length, (n) => new Uint8Array(n).fill(UNKNOWN_TYPE));
       layout.published = grow(layout.published, length, (n) => new Uint32Array(n));
