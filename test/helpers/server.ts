@@ -107,3 +107,28 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     },
   };
 }
+
+/** A data directory shared by servers started (and restarted) on it. */
+export interface SharedDataDir {
+  dataDir: string;
+  /** Registers a server for close(); returns it. */
+  track(server: TestServer): TestServer;
+  /** Stops every tracked server, then removes the directory. */
+  close(): Promise<void>;
+}
+
+export function sharedDataDir(): SharedDataDir {
+  const dataDir = tempDir();
+  const servers: TestServer[] = [];
+  return {
+    dataDir,
+    track(server) {
+      servers.push(server);
+      return server;
+    },
+    async close() {
+      for (const server of servers) await server.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

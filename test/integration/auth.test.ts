@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { SignJWT, createLocalJWKSet, exportJWK, generateKeyPair, importJWK, jwtVerify, type JWK } from 'jose';
 import { getToken, runCli } from '../helpers/auth.ts';
-import { startServer, tempDir, type TestServer } from '../helpers/server.ts';
+import { type TestServer, sharedDataDir, startServer, tempDir } from '../helpers/server.ts';
 import { snapshotStore } from '../helpers/store-snapshot.ts';
 
 const TWO_ENVIRONMENTS = { environments: { demo: { itemTypes: ['article'] }, shop: { itemTypes: ['product'] } } };
@@ -281,19 +281,14 @@ test('token endpoint, bearer checks, JWKS and secret storage on a two-environmen
 });
 
 test('the signing key survives a restart, so tokens issued before it stay valid; the key file is 0600', async (t) => {
-  const dataDir = tempDir();
-  const servers: TestServer[] = [];
-  t.after(async () => {
-    for (const s of servers) await s.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
-  const first = await startServer({ dataDir });
-  servers.push(first);
+  const disk = sharedDataDir();
+  t.after(() => disk.close());
+  const dataDir = disk.dataDir;
+  const first = disk.track(await startServer({ dataDir }));
   const token = await getToken(first);
   assert.equal(await first.stop(), 0);
 
-  const second = await startServer({ dataDir });
-  servers.push(second);
+  const second = disk.track(await startServer({ dataDir }));
   assert.equal(second.demoClient, undefined, 'no second demo client on restart');
   const res = await fetch(`${second.url}/api/demo/items/article/none`, { headers: { Authorization: `Bearer ${token}` } });
   assert.equal(res.status, 404);

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { test } from 'node:test';
 import { getToken } from '../helpers/auth.ts';
-import { startServer, tempDir, type TestServer } from '../helpers/server.ts';
+import { type TestServer, sharedDataDir, startServer } from '../helpers/server.ts';
 
 function article(i: number, run: string) {
   return {
@@ -63,14 +62,10 @@ async function assertAllReadable(server: TestServer, token: string, items: Artic
 }
 
 test('a server answers health checks, then drains on SIGTERM', async (t) => {
-  const dataDir = tempDir();
-  const servers: TestServer[] = [];
-  t.after(async () => {
-    for (const s of servers) await s.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
-  const first = await startServer({ dataDir });
-  servers.push(first);
+  const disk = sharedDataDir();
+  t.after(() => disk.close());
+  const dataDir = disk.dataDir;
+  const first = disk.track(await startServer({ dataDir }));
 
   await t.test('GET /health answers 200 with status "ok"', async () => {
     const res = await fetch(`${first.url}/health`);
@@ -112,21 +107,16 @@ test('a server answers health checks, then drains on SIGTERM', async (t) => {
     assert.ok(terminated && acknowledged.length >= 50);
     t2.diagnostic(`${acknowledged.length} of ${items.length} PUTs acknowledged around SIGTERM`);
 
-    const second = await startServer({ dataDir });
-    servers.push(second);
+    const second = disk.track(await startServer({ dataDir }));
     await assertAllReadable(second, await getToken(second, first.demoClient), acknowledged);
   });
 });
 
 test('kill -9 in the middle of 500 concurrent PUTs loses none that answered 200 (DESIGN.md invariant 2)', async (t) => {
-  const dataDir = tempDir();
-  const servers: TestServer[] = [];
-  t.after(async () => {
-    for (const s of servers) await s.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
-  const first = await startServer({ dataDir });
-  servers.push(first);
+  const disk = sharedDataDir();
+  t.after(() => disk.close());
+  const dataDir = disk.dataDir;
+  const first = disk.track(await startServer({ dataDir }));
   const token = await getToken(first);
 
   const items = Array.from({ length: 500 }, (_, i) => article(i, 'kill'));
@@ -158,7 +148,6 @@ test('kill -9 in the middle of 500 concurrent PUTs loses none that answered 200 
   assert.ok(acknowledged.length >= 200);
   t.diagnostic(`${acknowledged.length} of ${items.length} PUTs acknowledged before kill -9`);
 
-  const second = await startServer({ dataDir });
-  servers.push(second);
+  const second = disk.track(await startServer({ dataDir }));
   await assertAllReadable(second, await getToken(second, first.demoClient), acknowledged);
 });

@@ -6,13 +6,13 @@
 // group run in order on one server. Over 500 lines because the builder's outputs share one
 // server (and its start-up time) and one set of event helpers; each describe is self-contained.
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
+
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EVENT_TYPE_CODES as CODES, ITEM_ENABLED, ITEM_IN_CATALOG } from '../../src/store/model.ts';
 import { getToken, runCli } from '../helpers/auth.ts';
 import { readModel, waitForModel, type ModelReader } from '../helpers/model-reader.ts';
-import { startServer, tempDir, type StartOptions, type TestServer } from '../helpers/server.ts';
+import { type StartOptions, type TestServer, sharedDataDir, startServer } from '../helpers/server.ts';
 
 type Ev = Record<string, unknown>;
 
@@ -536,12 +536,9 @@ describe('model builder', { concurrency: true }, () => {
   });
 
   describe('across a graceful restart', () => {
-    const dataDir = tempDir();
-    const servers: TestServer[] = [];
-    after(async () => {
-      for (const server of servers) await server.close();
-      rmSync(dataDir, { recursive: true, force: true });
-    });
+    const disk = sharedDataDir();
+    after(() => disk.close());
+    const dataDir = disk.dataDir;
 
     it('resumes where it stopped and counts nothing twice', async () => {
       const round = (tag: string) => [
@@ -549,14 +546,12 @@ describe('model builder', { concurrency: true }, () => {
         ...Array.from({ length: 5 }, (_, k) => ev('purchase', user(`${tag}-${k}`), ['product', 'rs-2'])),
         ev('impression', user(`${tag}-0`), ['article', 'rs-1'], { user_group: 'rs-group' }),
       ];
-      const first: Tracked = { server: await startWithBuilder({ dataDir }), sent: 0 };
-      servers.push(first.server);
+      const first: Tracked = { server: disk.track(await startWithBuilder({ dataDir })), sent: 0 };
       const sentBefore = await track(first, round('before'));
       await applied(first);
       assert.equal(await first.server.stop(), 0, 'a graceful stop exits 0');
 
-      const second: Tracked = { server: await startWithBuilder({ dataDir }), sent: first.sent };
-      servers.push(second.server);
+      const second: Tracked = { server: disk.track(await startWithBuilder({ dataDir })), sent: first.sent };
       const sentAfter = await track(second, [...round('after'), ev('detail_pageview', user('before-0'), ['article', 'rs-3'])]);
       const health = await applied(second);
       assert.equal(health.events_applied, second.sent - first.sent, 'the restarted builder applies only the new events');
@@ -586,16 +581,12 @@ describe('model builder', { concurrency: true }, () => {
   });
 
   describe('across a kill -9 mid-stream', () => {
-    const dataDir = tempDir();
-    const servers: TestServer[] = [];
-    after(async () => {
-      for (const server of servers) await server.close();
-      rmSync(dataDir, { recursive: true, force: true });
-    });
+    const disk = sharedDataDir();
+    after(() => disk.close());
+    const dataDir = disk.dataDir;
 
     it('resumes from its last write and its popularity equals the weighted count of the logged events', async (t) => {
-      const first = await startWithBuilder({ dataDir });
-      servers.push(first);
+      const first = disk.track(await startWithBuilder({ dataDir }));
       const batch = (b: number) =>
         Array.from({ length: 50 }, (_, i) => {
           const who = user(`kill-${(b * 50 + i) % 40}`);
@@ -635,8 +626,7 @@ describe('model builder', { concurrency: true }, () => {
       const written = await readModel(dataDir, 'demo', (m) => m.eventsPosition());
       assert.ok(written >= 500, `the builder had written position ${written} before the kill`);
 
-      const second = await startWithBuilder({ dataDir });
-      servers.push(second);
+      const second = disk.track(await startWithBuilder({ dataDir }));
       const exported = await runCli(['events', 'export', '--env', 'demo'], { AFFINITY_DATA_DIR: dataDir });
       assert.equal(exported.code, 0, exported.stderr);
       const logged = exported.stdout.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as Ev);
