@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startServer } from '../test/helpers/server.ts';
+import { failures, parseWrkResult, requestsPerSec, type WrkResult } from './wrk-result.ts';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 3));
@@ -27,14 +28,6 @@ const PIN = availableParallelism() >= 2;
 const PIN_SERVER = PIN && process.env.BENCH_UNPINNED !== '1';
 const WRK_DIR = join(import.meta.dirname, 'wrk');
 const DELAY_MS = Number(process.env.BENCH_EVENTS_DELAY_MS ?? 0);
-
-interface WrkResult {
-  requests: number;
-  duration_us: number;
-  errors: { connect: number; read: number; write: number; status: number; timeout: number };
-  statuses: Record<string, number>;
-  latency_us: { p50: number; p99: number };
-}
 
 interface Health {
   model_builder: { events_applied: number; lag_ms: { p50: number; p99: number; max: number }; positions: Record<string, number> } | null;
@@ -50,17 +43,11 @@ async function runWrk(url: string, seconds: number): Promise<WrkResult> {
   const args = ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--timeout', '5s', '-s', join(WRK_DIR, 'post-events.lua'), url, '--', 'demo', String(DELAY_MS)];
   const [command, argv] = PIN ? ['taskset', ['-c', '1', 'wrk', ...args]] : ['wrk', args];
   const r = spawnSync(command, argv, { encoding: 'utf8' });
-  const line = r.stdout.split('\n').find((l) => l.startsWith('WRK_RESULT '));
-  if (r.status !== 0 || !line) throw new Error(`wrk failed (${r.status}): ${r.stdout}\n${r.stderr}`);
-  return JSON.parse(line.slice('WRK_RESULT '.length)) as WrkResult;
+  const result = parseWrkResult(r.stdout);
+  if (r.status !== 0 || !result) throw new Error(`wrk failed (${r.status}): ${r.stdout}\n${r.stderr}`);
+  return result;
 }
 
-const perSec = (r: WrkResult) => r.requests / (r.duration_us / 1e6);
-function failures(r: WrkResult): number {
-  let n = r.errors.connect + r.errors.read + r.errors.write + r.errors.timeout;
-  for (const [status, count] of Object.entries(r.statuses)) if (!status.startsWith('2')) n += count;
-  return n;
-}
 
 async function baselineRound(): Promise<WrkResult> {
   const proc = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'baseline.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -115,8 +102,8 @@ for (let round = 0; round < ROUNDS; round++) {
   }
 }
 
-const baseEvents = median(baseline.map((r) => perSec(r) * EVENTS_PER_REQUEST));
-const events = median(affinity.map((r) => perSec(r.wrk) * EVENTS_PER_REQUEST));
+const baseEvents = median(baseline.map((r) => requestsPerSec(r) * EVENTS_PER_REQUEST));
+const events = median(affinity.map((r) => requestsPerSec(r.wrk) * EVENTS_PER_REQUEST));
 const lagP99 = median(affinity.map((r) => r.lag.p99));
 const rows = [
   {

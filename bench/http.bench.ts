@@ -23,6 +23,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createInterface } from 'node:readline';
 import { getToken } from '../test/helpers/auth.ts';
 import { startServer, type TestServer } from '../test/helpers/server.ts';
+import { failures, parseWrkResult, requestsPerSec, type WrkResult } from './wrk-result.ts';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 3));
@@ -53,15 +54,6 @@ const SERVER_CORE = '0';
 const LOAD_CORE = '1';
 /** Niceness of the server and of wrk (BENCH_NICE=0: leave it). */
 const NICE = Number(process.env.BENCH_NICE ?? -20);
-
-/** One wrk run as printed by bench/wrk/common.lua's done(). */
-interface WrkResult {
-  requests: number;
-  duration_us: number;
-  errors: { connect: number; read: number; write: number; status: number; timeout: number };
-  statuses: Record<string, number>;
-  latency_us: { min: number; mean: number; max: number; p50: number; p90: number; p99: number; p999: number };
-}
 
 interface Measured {
   rps: number;
@@ -244,24 +236,14 @@ async function wrkOnce(run: WrkRun): Promise<WrkResult & { otherCpuPct: number }
   proc.stderr.on('data', (d: Buffer) => (err += d.toString()));
   const code = await new Promise<number | null>((resolve) => proc.once('close', resolve));
   const otherCpuPct = otherCpu();
-  const line = out.split('\n').find((l) => l.startsWith('WRK_RESULT '));
-  if (code !== 0 || !line) throw new Error(`wrk ${wrkArgs.join(' ')} exited with ${code}:\n${out}\n${err}`);
-  return { ...(JSON.parse(line.slice('WRK_RESULT '.length)) as WrkResult), otherCpuPct };
-}
-
-function rps(r: WrkResult): number {
-  return r.requests / (r.duration_us / 1e6);
-}
-
-function failures(r: WrkResult): number {
-  let n = r.errors.connect + r.errors.read + r.errors.write + r.errors.timeout;
-  for (const [status, count] of Object.entries(r.statuses)) if (!status.startsWith('2')) n += count;
-  return n;
+  const result = parseWrkResult(out);
+  if (code !== 0 || !result) throw new Error(`wrk ${wrkArgs.join(' ')} exited with ${code}:\n${out}\n${err}`);
+  return { ...result, otherCpuPct };
 }
 
 function measured(r: WrkResult & { otherCpuPct: number }, offered?: number): Measured {
   return {
-    rps: rps(r),
+    rps: requestsPerSec(r),
     p50ms: r.latency_us.p50 / 1000,
     p99ms: r.latency_us.p99 / 1000,
     errors: failures(r),
@@ -301,19 +283,19 @@ async function getAtRate(base: Omit<WrkRun, 'seconds'>, target: number): Promise
   };
   const run = async (seconds: number, what: string) => {
     const r = await wrk({ ...base, connections, args: [...base.args, delayMs.toFixed(3)], seconds });
-    debug(`${what} ${target.toFixed(0)}/s, ${connections} conn: delay ${delayMs.toFixed(3)} ms gave ${rps(r).toFixed(0)}/s`);
+    debug(`${what} ${target.toFixed(0)}/s, ${connections} conn: delay ${delayMs.toFixed(3)} ms gave ${requestsPerSec(r).toFixed(0)}/s`);
     return r;
   };
   for (let attempt = 0; attempt < 5; attempt++) {
     const r = await run(CALIBRATE_SEC, 'pacing');
-    if (Math.abs(rps(r) - target) <= 0.05 * target) break;
-    points.push({ delay: delayMs, cycle: cycleFor(rps(r)) });
+    if (Math.abs(requestsPerSec(r) - target) <= 0.05 * target) break;
+    points.push({ delay: delayMs, cycle: cycleFor(requestsPerSec(r)) });
     delayMs = nextDelay();
   }
   for (let attempt = 0; ; attempt++) {
     const r = await run(HALF_SEC, 'paced run');
-    if (attempt === 1 || Math.abs(rps(r) - target) <= 0.1 * target) return { ...measured(r, target), connections };
-    points.push({ delay: delayMs, cycle: cycleFor(rps(r)) });
+    if (attempt === 1 || Math.abs(requestsPerSec(r) - target) <= 0.1 * target) return { ...measured(r, target), connections };
+    points.push({ delay: delayMs, cycle: cycleFor(requestsPerSec(r)) });
     delayMs = nextDelay();
   }
 }
