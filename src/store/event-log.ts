@@ -8,6 +8,7 @@
  * caller's job.
  */
 import type { TrackedEvent } from '../domain/event.ts';
+import type { Database } from 'lmdb';
 import type { Store } from './open.ts';
 
 /** One logged event: `t` is the acceptance time (Unix ms), `e` the event as sent. */
@@ -32,6 +33,14 @@ function decodeBatch(bytes: Uint8Array): { t: number; events: TrackedEvent[] } {
   const t = buf.readDoubleLE(0);
   const { events } = JSON.parse(buf.toString('utf8', TIME_BYTES)) as { events: TrackedEvent[] };
   return { t, events };
+}
+
+/** Sequence number of an environment's last logged event (0 when none), from its last batch. */
+export function lastEventSeq(events: Database<Buffer>, environment: string): number {
+  for (const { key, value } of events.getRange({ start: [environment, SEQ_END], end: [environment, 0], reverse: true, limit: 1 })) {
+    return (key as [string, number])[1] + decodeBatch(value).events.length - 1;
+  }
+  return 0;
 }
 
 export class EventLog {

@@ -3,7 +3,8 @@
 // nothing at all.
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { open, type RootDatabase } from 'lmdb';
+import { open, type Database, type RootDatabase } from 'lmdb';
+import { lastEventSeq } from '../../src/store/event-log.ts';
 
 const DATABASES = ['items', 'item-index', 'index-items', 'changes', 'clients', 'meta', 'event-ids', 'model-state'];
 /** Databases whose values are raw bytes (event batches, model arrays): dumped as hex. */
@@ -24,21 +25,12 @@ function builderCaughtUp(root: RootDatabase): boolean {
   for (const key of root.openDB({ name: 'changes' }).getKeys({ reverse: true, limit: 1 })) {
     if (((state.get(['pos', 'changes']) as number | undefined) ?? 0) < (key as number)) return false;
   }
-  // Event batches are keyed [environment, seq of first event]; the value is an 8-byte acceptance
-  // time followed by the body's JSON (store/event-log.ts).
-  const events = root.openDB({ name: 'events', encoding: 'binary' });
+  const events = root.openDB({ name: 'events', encoding: 'binary' }) as Database<Buffer>;
   let environment: string | undefined;
   for (const key of events.getKeys({ limit: 1 })) environment = (key as [string, number])[0];
   while (environment !== undefined) {
-    let last: { key: [string, number]; value: Buffer } | undefined;
-    for (const entry of events.getRange({ start: [environment, Number.MAX_SAFE_INTEGER], end: [environment, 0], reverse: true, limit: 1 })) {
-      last = entry as unknown as { key: [string, number]; value: Buffer };
-    }
-    if (last) {
-      const count = (JSON.parse(last.value.toString('utf8', 8)) as { events: unknown[] }).events.length;
-      const position = (state.get([environment, 'pos', 'events']) as number | undefined) ?? 0;
-      if (position < last.key[1] + count - 1) return false;
-    }
+    const position = (state.get([environment, 'pos', 'events']) as number | undefined) ?? 0;
+    if (position < lastEventSeq(events, environment)) return false;
     const current: string = environment;
     environment = undefined;
     for (const key of events.getKeys({ start: [current, Number.MAX_SAFE_INTEGER], limit: 2 })) {
