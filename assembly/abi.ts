@@ -31,7 +31,7 @@
 
 /** Bumped on any change to the exports, the memory map or the request header. */
 // @ts-ignore: decorator
-@inline export const ABI_VERSION: i32 = 2;
+@inline export const ABI_VERSION: i32 = 3;
 
 // @ts-ignore: decorator
 @inline export const STATUS_BAD_ARGS: i32 = -1;
@@ -133,4 +133,6 @@
 // @ts-ignore: decorator
 @inline export const REQ_CONTENT_WEIGHT: i32 = 19; //   f32, finite
 // @ts-ignore: decorator
-@inline export const REQ_HEADER_WORDS: i32 = 20;
+@inline export const REQ_ALLOW_OFF: i32 = 20; //        u32[ceil(n / 32)] bitset of ix that may be ranked, or 0 = all
+// @ts-ignore: decorator
+@inline export const REQ_HEADER_WORDS: i32 = 21;

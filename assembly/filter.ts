@@ -34,10 +34,11 @@ export function clearExcluded(list: usize, count: i32, n: u32): void {
 
 /**
  * Whether item `ix` may be ranked at `nowSec`: in catalog and enabled, not expired
- * (ends == 0 or ends > now), its type admitted by `typesMask`, and not excluded.
+ * (ends == 0 or ends > now), its type admitted by `typesMask`, its bit set in the request's
+ * `allow` bitset (0 = no such bitset: all pass), and not excluded.
  */
 // @ts-ignore: decorator
-@inline export function isRankable(ix: u32, nowSec: u32, typesMask: u32): bool {
+@inline export function isRankable(ix: u32, nowSec: u32, typesMask: u32, allow: usize): bool {
   if ((<u32>load<u8>(flagsOff + <usize>ix) & RANKABLE_FLAGS) != RANKABLE_FLAGS) return false;
   const ends = load<u32>(endsOff + (<usize>ix << 2));
   if (ends != 0 && ends <= nowSec) return false;
@@ -45,5 +46,6 @@ export function clearExcluded(list: usize, count: i32, n: u32): void {
     const type = <u32>load<u8>(typeOff + <usize>ix);
     if (type >= MASK_TYPES || ((typesMask >> type) & 1) == 0) return false;
   }
+  if (allow != 0 && (load<u32>(allow + (<usize>(ix >> 5) << 2)) & (1 << (ix & 31))) == 0) return false;
   return (load<u32>(excludedOff + (<usize>(ix >> 5) << 2)) & (1 << (ix & 31))) == 0;
 }

@@ -4,13 +4,13 @@
 // AssemblyScript throw traps and would leave the scratch half reset). It must not hold numeric
 // work or state of its own.
 import {
-  ABI_VERSION, REQ_CONTENT_WEIGHT, REQ_CONTEXT_OFF, REQ_EXCLUDE_COUNT, REQ_EXCLUDE_OFF,
+  ABI_VERSION, REQ_ALLOW_OFF, REQ_CONTENT_WEIGHT, REQ_CONTEXT_OFF, REQ_EXCLUDE_COUNT, REQ_EXCLUDE_OFF,
   REQ_HEADER_WORDS, REQ_K, REQ_NB_COUNT, REQ_NB_IX_OFF, REQ_NB_OFFSETS_OFF, REQ_NB_WEIGHT_OFF,
   REQ_POOL_COUNT, REQ_POOL_OFF, REQ_POPULARITY_WEIGHT, REQ_RECENCY_HALF_LIFE, REQ_RECENCY_WEIGHT,
   REQ_SEED_COUNT, REQ_SEED_HALF_LIFE, REQ_SEED_TIME_OFF, REQ_SEED_WEIGHT_OFF, STATUS_BAD_ARGS,
   STATUS_OUT_OF_MEMORY, VECTOR_DIM,
 } from "./abi";
-import { arenaBase, clearScratchAll, ensureMemory, fieldOffset, layoutItems, requestOff } from "./layout";
+import { arenaBase, clearScratchAll, ensureMemory, fieldOffset, itemCount, layoutItems, requestOff } from "./layout";
 import { rankRequest, word, wordF32 } from "./rank";
 import { selectTopK } from "./topk";
 
@@ -86,6 +86,8 @@ function isSoundRequest(req: usize): bool {
   if (!inRequestArea(word(req, REQ_EXCLUDE_OFF), word(req, REQ_EXCLUDE_COUNT))) return false;
   const context = word(req, REQ_CONTEXT_OFF);
   if (context != 0 && !inRequestArea(context, VECTOR_DIM)) return false;
+  const allow = word(req, REQ_ALLOW_OFF);
+  if (allow != 0 && !inRequestArea(allow, (itemCount + 31) >> 5)) return false;
   if (!isPositive(wordF32(req, REQ_SEED_HALF_LIFE)) || !isPositive(wordF32(req, REQ_RECENCY_HALF_LIFE))) return false;
   if (!isFinite<f32>(wordF32(req, REQ_POPULARITY_WEIGHT))) return false;
   if (!isFinite<f32>(wordF32(req, REQ_RECENCY_WEIGHT)) || !isFinite<f32>(wordF32(req, REQ_CONTENT_WEIGHT))) return false;

@@ -11,7 +11,7 @@
 //   one candidate position, so count <= itemCount: candIx/candScore (itemCount long) never
 //   overflow, and k' <= count fits outIx/outScore.
 import {
-  NO_SLOT, REQ_ALLOWED_TYPES, REQ_CONTENT_WEIGHT, REQ_CONTEXT_OFF, REQ_EXCLUDE_COUNT,
+  NO_SLOT, REQ_ALLOW_OFF, REQ_ALLOWED_TYPES, REQ_CONTENT_WEIGHT, REQ_CONTEXT_OFF, REQ_EXCLUDE_COUNT,
   REQ_EXCLUDE_OFF, REQ_K, REQ_NB_IX_OFF, REQ_NB_OFFSETS_OFF, REQ_NB_WEIGHT_OFF, REQ_NOW_SEC,
   REQ_POOL_COUNT, REQ_POOL_OFF, REQ_POPULARITY_WEIGHT, REQ_RECENCY_HALF_LIFE, REQ_RECENCY_WEIGHT,
   REQ_SEED_COUNT, REQ_SEED_HALF_LIFE, REQ_SEED_TIME_OFF, REQ_SEED_WEIGHT_OFF, VECTOR_BYTES,
@@ -95,13 +95,13 @@ function gatherPool(req: usize, n: u32, count: i32): i32 {
  * Resets `slot` for every candidate (dedup is over once gathering is) and compacts the rankable
  * ones to the front, in order; sets keptMaxPopularity. Returns how many were kept.
  */
-function keepRankable(count: i32, nowSec: u32, typesMask: u32): i32 {
+function keepRankable(count: i32, nowSec: u32, typesMask: u32, allow: usize): i32 {
   let kept = 0;
   let maxPopularity: f32 = 0;
   for (let c = 0; c < count; c++) {
     const ix = load<u32>(candIxOff + (<usize>c << 2));
     store<u32>(slotOff + (<usize>ix << 2), NO_SLOT);
-    if (!isRankable(ix, nowSec, typesMask)) continue;
+    if (!isRankable(ix, nowSec, typesMask, allow)) continue;
     const popularity = load<f32>(popularityOff + (<usize>ix << 2));
     if (popularity > maxPopularity) maxPopularity = popularity;
     store<u32>(candIxOff + (<usize>kept << 2), ix);
@@ -148,7 +148,7 @@ export function rankRequest(req: usize): i32 {
   markExcluded(exclude, excludeCount, n);
   let count = gatherNeighbours(req, n, nowSec);
   count = gatherPool(req, n, count);
-  const kept = keepRankable(count, nowSec, word(req, REQ_ALLOWED_TYPES));
+  const kept = keepRankable(count, nowSec, word(req, REQ_ALLOWED_TYPES), <usize>word(req, REQ_ALLOW_OFF));
   clearExcluded(exclude, excludeCount, n);
   addPriors(req, kept, nowSec);
   const k = <i32>word(req, REQ_K);

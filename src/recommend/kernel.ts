@@ -24,13 +24,14 @@ import {
   rankInputProblem,
   rankerError,
   type ItemArrays,
+  type ItemUpdate,
   type RankInput,
   type RankResult,
   type Ranker,
 } from './reference-ranker.ts';
 
 /** Must equal ABI_VERSION in assembly/abi.ts. */
-export const ABI_VERSION = 2;
+export const ABI_VERSION = 3;
 const STATUS_BAD_ARGS = -1;
 const STATUS_OUT_OF_MEMORY = -2;
 
@@ -66,7 +67,8 @@ const REQ_POPULARITY_WEIGHT = 16;
 const REQ_RECENCY_WEIGHT = 17;
 const REQ_RECENCY_HALF_LIFE = 18;
 const REQ_CONTENT_WEIGHT = 19;
-const REQ_HEADER_WORDS = 20;
+const REQ_ALLOW_OFF = 20;
+const REQ_HEADER_WORDS = 21;
 
 /** First reservation of the request area: 64 KiB holds ~8,000 neighbours; it doubles beyond. */
 const MIN_REQUEST_BYTES = 64 * 1024;
@@ -157,20 +159,34 @@ export class WasmRanker implements Ranker {
     else this.#f32.fill(0, vectorsWord, vectorsWord + n * VECTOR_DIM);
   }
 
+  updateItem(ix: number, item: ItemUpdate): void {
+    if (!Number.isInteger(ix) || ix < 0 || ix >= this.#itemCount) throw rankerError(`item ${ix} is outside the ${this.#itemCount} items held`);
+    if (item.vector && item.vector.length !== VECTOR_DIM) throw rankerError(`vector has ${item.vector.length} dims, not ${VECTOR_DIM}`);
+    const at = (field: number) => this.#offset(field);
+    this.#u8[at(FIELD_FLAGS) + ix] = item.flags;
+    this.#u8[at(FIELD_TYPE) + ix] = item.type;
+    this.#u32[(at(FIELD_PUBLISHED) >>> 2) + ix] = item.published;
+    this.#u32[(at(FIELD_ENDS) >>> 2) + ix] = item.ends;
+    const row = (at(FIELD_VECTORS) >>> 2) + ix * VECTOR_DIM;
+    if (item.vector) this.#f32.set(item.vector, row);
+    else this.#f32.fill(0, row, row + VECTOR_DIM);
+  }
+
   setPopularity(popularity: Float32Array): void {
     if (popularity.length !== this.#itemCount) throw rankerError(`popularity has ${popularity.length} values for ${this.#itemCount} items`);
     this.#f32.set(popularity, this.#offset(FIELD_POPULARITY) >>> 2);
   }
 
   rank(input: RankInput): RankResult {
-    const problem = rankInputProblem(input);
+    const problem = rankInputProblem(input, this.#itemCount);
     if (problem) throw rankerError(problem);
     const m = input.seedWeight.length;
     const t = input.neighbourIx.length;
     const p = input.pool.length;
     const e = input.exclude.length;
+    const a = input.allow?.length ?? 0;
     const bytes =
-      align16(REQ_HEADER_WORDS * 4) + 2 * align16(m * 4) + align16((m + 1) * 4) + 2 * align16(t * 4) + align16(p * 4) + align16(e * 4) + VECTOR_DIM * 4;
+      align16(REQ_HEADER_WORDS * 4) + 2 * align16(m * 4) + align16((m + 1) * 4) + 2 * align16(t * 4) + align16(p * 4) + align16(e * 4) + VECTOR_DIM * 4 + align16(a * 4);
     this.#reserveRequest(bytes);
 
     const u32 = this.#u32;
@@ -192,6 +208,7 @@ export class WasmRanker implements Ranker {
     u32[header + REQ_EXCLUDE_COUNT] = e;
     u32[header + REQ_EXCLUDE_OFF] = this.#put(u32, input.exclude);
     u32[header + REQ_CONTEXT_OFF] = input.context === null ? 0 : this.#put(f32, input.context);
+    u32[header + REQ_ALLOW_OFF] = input.allow ? this.#put(u32, input.allow) : 0;
     f32[header + REQ_SEED_HALF_LIFE] = input.seedHalfLifeSec;
     f32[header + REQ_POPULARITY_WEIGHT] = input.popularityWeight;
     f32[header + REQ_RECENCY_WEIGHT] = input.recencyWeight;

@@ -13,7 +13,8 @@
  *    ix < n not yet candidates, with score 0. Each ix is a candidate once.
  * 2. filter: keep a candidate only if it is in catalog and enabled, not expired (ends == 0 or
  *    ends > now), its type admitted by allowedTypesMask (bit t admits type t; types >= 32,
- *    UNKNOWN_TYPE included, only under ALL_TYPES), and not in `exclude`.
+ *    UNKNOWN_TYPE included, only under ALL_TYPES), its bit set in `allow` (when given), and not
+ *    in `exclude`.
  * 3. priors, added in this order to each kept candidate: popularityWeight × popularity /
  *    (max popularity over the kept candidates) — skipped when that max is not > 0; recencyWeight ×
  *    recency, recency = 0 for an unknown publication time, 1 when published at or after now,
@@ -90,6 +91,21 @@ export interface RankInput {
   contentWeight: number;
   /** f32[VECTOR_DIM] whose dot product with each candidate's vector is scored, or null. */
   context: Float32Array | null;
+  /**
+   * Bitset of the ix that may be ranked (bit ix & 31 of word ix >> 5; at least ceil(n / 32)
+   * words), e.g. the items matching a list's filters; absent or null admits all.
+   */
+  allow?: Uint32Array | null;
+}
+
+/** One item's resident values, for an update between rankings (a catalog change). */
+export interface ItemUpdate {
+  flags: number;
+  type: number;
+  published: number;
+  ends: number;
+  /** f32[VECTOR_DIM]; null for none (all zeros). */
+  vector: Float32Array | null;
 }
 
 /** The k' best candidates, best first; views valid until the ranker's next call. */
@@ -104,6 +120,8 @@ export interface Ranker {
    * Throws AppError `internal` when lengths disagree or n > MAX_ITEMS.
    */
   setItems(items: ItemArrays): void;
+  /** Replaces one item's resident values (ix < n). Throws AppError `internal` on a bad ix or vector. */
+  updateItem(ix: number, item: ItemUpdate): void;
   /** Replaces the popularity prior only (length n). Throws AppError `internal` on a bad length. */
   setPopularity(popularity: Float32Array): void;
   /**
@@ -135,7 +153,7 @@ const isF32Positive = (x: number) => isF32Finite(x) && Math.fround(x) > 0;
  * Why `input` cannot be ranked, checking what is O(1) to check (both rankers; the CSR offsets'
  * order is checked by each ranker as it reads them), or undefined when it is sound.
  */
-export function rankInputProblem(input: RankInput): string | undefined {
+export function rankInputProblem(input: RankInput, itemCount: number): string | undefined {
   const m = input.seedWeight.length;
   if (!Number.isInteger(input.k) || input.k < 0 || input.k > I32_MAX) return `k ${input.k} is not an integer >= 0`;
   if (!isU32(input.nowSec)) return `nowSec ${input.nowSec} is not a u32`;
@@ -144,6 +162,7 @@ export function rankInputProblem(input: RankInput): string | undefined {
   if (input.neighbourOffsets.length !== m + 1) return `neighbourOffsets has ${input.neighbourOffsets.length} entries for ${m} seeds`;
   if (input.neighbourWeight.length !== input.neighbourIx.length) return 'neighbourWeight and neighbourIx differ in length';
   if (input.context !== null && input.context.length !== VECTOR_DIM) return `context has ${input.context.length} dims, not ${VECTOR_DIM}`;
+  if (input.allow && input.allow.length < Math.ceil(itemCount / 32)) return `allow has ${input.allow.length} words for ${itemCount} items`;
   if (!isF32Positive(input.seedHalfLifeSec) || !isF32Positive(input.recencyHalfLifeSec)) return 'a half-life is not > 0';
   if (!isF32Finite(input.popularityWeight) || !isF32Finite(input.recencyWeight) || !isF32Finite(input.contentWeight)) {
     return 'a weight is not finite';
@@ -218,13 +237,25 @@ export class ReferenceRanker implements Ranker {
     };
   }
 
+  updateItem(ix: number, item: ItemUpdate): void {
+    const n = this.#items.flags.length;
+    if (!Number.isInteger(ix) || ix < 0 || ix >= n) throw rankerError(`item ${ix} is outside the ${n} items held`);
+    if (item.vector && item.vector.length !== VECTOR_DIM) throw rankerError(`vector has ${item.vector.length} dims, not ${VECTOR_DIM}`);
+    this.#items.flags[ix] = item.flags;
+    this.#items.type[ix] = item.type;
+    this.#items.published[ix] = item.published;
+    this.#items.ends[ix] = item.ends;
+    if (item.vector) this.#items.vectors.set(item.vector, ix * VECTOR_DIM);
+    else this.#items.vectors.fill(0, ix * VECTOR_DIM, (ix + 1) * VECTOR_DIM);
+  }
+
   setPopularity(popularity: Float32Array): void {
     if (popularity.length !== this.#items.flags.length) throw rankerError(`popularity has ${popularity.length} values for ${this.#items.flags.length} items`);
     this.#items.popularity = popularity.slice();
   }
 
   rank(input: RankInput): RankResult {
-    const problem = rankInputProblem(input) ?? csrProblem(input);
+    const problem = rankInputProblem(input, this.#items.flags.length) ?? csrProblem(input);
     if (problem) throw rankerError(problem);
     const items = this.#items;
     const n = items.flags.length;
@@ -252,6 +283,7 @@ export class ReferenceRanker implements Ranker {
       if (ends !== 0 && ends <= now) return false;
       const type = items.type[ix]!;
       if (input.allowedTypesMask !== ALL_TYPES && (type >= MASK_TYPES || ((input.allowedTypesMask >>> type) & 1) === 0)) return false;
+      if (input.allow && ((input.allow[ix >>> 5]! >>> (ix & 31)) & 1) === 0) return false;
       return !excluded.has(ix);
     };
     const kept = [...scores].filter(([ix]) => isRankable(ix)).map(([ix, score]) => ({ ix, score }));

@@ -313,6 +313,27 @@ function rankerSuite(name: string, make: () => Ranker): void {
       assertRanks(r, request(strongest(33)), [33, 0], [10, 1]);
     });
 
+    test('only items whose bit is set in allow are ranked; no allow admits all', () => {
+      const r = make();
+      r.setItems(itemsOf(40));
+      const pool = u32(0, 1, 33, 39);
+      assertRanks(r, request([], { pool, allow: u32(0b10, 1 << 1) }), [1, 33], [0, 0]);
+      assertRanks(r, request([], { pool, allow: null }), [0, 1, 33, 39], [0, 0, 0, 0]);
+      assert.throws(() => r.rank(request([], { pool, allow: u32(0b10) })), /allow has 1 words for 40 items/);
+    });
+
+    test('updateItem changes one item between rankings', () => {
+      const r = make();
+      r.setItems(itemsOf(10));
+      const pool = u32(2, 3);
+      r.updateItem(3, { flags: ITEM_IN_CATALOG, type: 0, published: 0, ends: 0, vector: null });
+      assertRanks(r, request([], { pool }), [2], [0]);
+      const vector = new Float32Array(VECTOR_DIM).fill(0.5);
+      r.updateItem(3, { flags: RANKABLE, type: 0, published: 0, ends: 0, vector });
+      assertRanks(r, request([], { pool, contentWeight: 1, context: new Float32Array(VECTOR_DIM).fill(1) }), [3, 2], [16, 0]);
+      assert.throws(() => r.updateItem(10, { flags: RANKABLE, type: 0, published: 0, ends: 0, vector: null }), /outside the 10 items/);
+    });
+
     test('candidates of one call never leak into the next', () => {
       const r = make();
       r.setItems(itemsOf(10));
@@ -456,7 +477,14 @@ function generateRequest(random: () => number, n: number): RankInput {
     context = new Float32Array(VECTOR_DIM);
     for (let d = 0; d < VECTOR_DIM; d++) context[d] = Math.round((random() * 2 - 1) * 4) / 4;
   }
+  let allow: Uint32Array | null = null;
+  if (random() < 0.3) {
+    allow = new Uint32Array(Math.ceil(n / 32) + ixIn(3));
+    const density = random();
+    for (let ix = 0; ix < n; ix++) if (random() < density) allow[ix >>> 5]! |= 1 << (ix & 31);
+  }
   return request(seeds, {
+    allow,
     k: ixIn(150),
     allowedTypesMask: random() < 0.5 ? ALL_TYPES : Math.floor(random() * 0x100000000),
     seedHalfLifeSec: 1 + ixIn(14 * 24) * HOUR,
