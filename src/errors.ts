@@ -68,6 +68,7 @@ export const E = {
       'Item not found',
       `Item '${itemId}' of type '${itemType}' is not known in environment '${environment}'`,
     ),
+  listNotFound: () => new AppError('listNotFound', 404, 'List not found', 'This list_key expired or never existed'),
   unauthorized: (detail: string) =>
     new AppError('unauthorized', 401, 'Unauthorized', detail, {
       headers: { 'WWW-Authenticate': 'Bearer realm="affinity"' },

@@ -1,7 +1,7 @@
 /**
  * @module service
- * Composition of the running service: store → auth → model builder worker → HTTP routes →
- * listening, and the graceful stop (stop accepting, finish in-flight requests, stop the builder
+ * Composition of the running service: store → auth → model builder worker → ranking pool →
+ * HTTP routes → listening, and the graceful stop (stop accepting, finish in-flight requests, stop the builder
  * after its current chunk, flush LMDB). The only module that
  * wires layers together; main.ts adds the process concerns (config errors, signals, exit codes).
  */
@@ -14,9 +14,13 @@ import { registerEventRoutes } from './http/routes/events.ts';
 import { registerHealthRoute } from './http/routes/health.ts';
 import { registerItemRoutes } from './http/routes/items.ts';
 import { registerOAuthRoutes } from './http/routes/oauth.ts';
+import { registerRecommendationRoutes } from './http/routes/recommendations.ts';
 import { registerReportRoutes } from './http/routes/reports.ts';
 import { HttpServer } from './http/server.ts';
 import { ModelBuilder } from './model/builder.ts';
+import { ListCache } from './recommend/list-cache.ts';
+import { RankingPool } from './recommend/pool.ts';
+import { RecentConsumption } from './recommend/recent-consumption.ts';
 import { Catalog } from './store/catalog.ts';
 import { EventLog } from './store/event-log.ts';
 import { Store } from './store/open.ts';
@@ -41,16 +45,28 @@ async function ensureDemoClient(config: Config, store: Store, log: Logger): Prom
 export async function startService(config: Config, log: Logger): Promise<RunningService> {
   const store = new Store(config.store);
   let builder: ModelBuilder | undefined;
+  let pool: RankingPool | undefined;
   try {
     const key = await loadOrCreateSigningKey(config.store.dataDir);
     await ensureDemoClient(config, store, log);
     const auth = { verifier: new TokenVerifier(key, config.auth), store };
     builder = new ModelBuilder({ store: config.store, environments: config.environments, log });
+    pool = new RankingPool(config);
+    await pool.ready();
+    const recent = new RecentConsumption(new Map(Object.entries(config.environments).map(([name, env]) => [name, env.model.eventWeights])));
     const server = new HttpServer({ maxBodyBytes: config.server.maxBodyBytes, log });
     registerHealthRoute(server, builder);
     registerOAuthRoutes(server, { store, key, config: config.auth });
     registerItemRoutes(server, { catalog: new Catalog(store), auth, environments: config.environments });
-    registerEventRoutes(server, { eventLog: new EventLog(store), auth, environments: config.environments });
+    registerEventRoutes(server, { eventLog: new EventLog(store), recent, auth, environments: config.environments });
+    registerRecommendationRoutes(server, {
+      pool,
+      listCache: new ListCache(config.recommend.listCacheEntries),
+      recent,
+      auth,
+      environments: config.environments,
+      recommend: config.recommend,
+    });
     registerReportRoutes(server, { store, auth, environments: config.environments });
     server.fallback();
     const port = await server.listen(config.server.host, config.server.port);
@@ -61,11 +77,13 @@ export async function startService(config: Config, log: Logger): Promise<Running
         const drained = await server.drain(config.server.shutdownTimeoutMs);
         if (!drained) log.warn({ timeoutMs: config.server.shutdownTimeoutMs }, 'in-flight requests cut off at shutdown');
         server.close();
+        await pool!.close();
         await builder!.close();
         await store.close();
       })());
     return { port, stop };
   } catch (err) {
+    await pool?.close();
     await builder?.close();
     await store.close();
     throw err;

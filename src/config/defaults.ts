@@ -3,6 +3,7 @@
  * The embedded configuration: what `npm start` serves with no config file (DESIGN.md, the
  * `demo` environment). A file's environment inherits ENVIRONMENT_DEFAULTS for keys it omits.
  */
+import { availableParallelism } from 'node:os';
 import type { Config, EnvironmentConfig } from './types.ts';
 
 export const ENVIRONMENT_DEFAULTS: EnvironmentConfig = {
@@ -10,6 +11,7 @@ export const ENVIRONMENT_DEFAULTS: EnvironmentConfig = {
   pageTypes: [],
   channels: [],
   lists: {},
+  filterAttributes: [],
   listCache: { enabled: true, ttlSec: 30 * 60 },
   serviceGroup: 'affinity',
   controlGroups: {},
@@ -26,6 +28,15 @@ export const ENVIRONMENT_DEFAULTS: EnvironmentConfig = {
 
 export const DEFAULT_CONFIG: Config = {
   server: { host: '0.0.0.0', port: 8080, maxBodyBytes: 1024 * 1024, shutdownTimeoutMs: 10_000 },
+  // One core stays with the main thread (HTTP, validation) and the model builder.
+  recommend: {
+    workers: Math.max(1, availableParallelism() - 1),
+    maxQueue: 256,
+    deadlineMs: 1000,
+    maxBatch: 16,
+    maxListSize: 1000,
+    listCacheEntries: 100_000,
+  },
   store: { dataDir: './data', mapSizeBytes: 8 * 1024 ** 3 },
   auth: { issuer: 'affinity', tokenTtlSec: 3600, tokenCacheSize: 10_000, demoClient: true },
   log: { level: 'info' },

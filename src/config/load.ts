@@ -45,6 +45,8 @@ const ENV_BINDINGS: ReadonlyArray<readonly [path: string, name: string, parse: P
   ['auth.tokenTtlSec', 'AFFINITY_TOKEN_TTL_SEC', integer],
   ['auth.demoClient', 'AFFINITY_DEMO_CLIENT', bool],
   ['log.level', 'AFFINITY_LOG_LEVEL', text],
+  ['recommend.workers', 'AFFINITY_RANK_WORKERS', integer],
+  ['recommend.deadlineMs', 'AFFINITY_RANK_DEADLINE_MS', integer],
 ];
 
 function isObject(v: unknown): v is Record<string, unknown> {

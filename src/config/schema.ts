@@ -18,6 +18,7 @@ const LIST = {
     itemTypes: NAMES,
     informationField: { type: 'string', minLength: 1 },
     fallback: STRATEGY,
+    filters: { type: 'object' }, // checked by the same validator as a request's filters (config/load.ts)
   },
 } as const;
 
@@ -41,12 +42,13 @@ const MODEL = {
 const ENVIRONMENT = {
   type: 'object',
   additionalProperties: false,
-  required: ['itemTypes', 'pageTypes', 'channels', 'lists', 'listCache', 'serviceGroup', 'controlGroups', 'model'],
+  required: ['itemTypes', 'pageTypes', 'channels', 'lists', 'filterAttributes', 'listCache', 'serviceGroup', 'controlGroups', 'model'],
   properties: {
     itemTypes: { ...NAMES, minItems: 1 },
     pageTypes: NAMES,
     channels: NAMES,
     lists: { type: 'object', propertyNames: NAME, additionalProperties: LIST },
+    filterAttributes: NAMES,
     listCache: {
       type: 'object',
       additionalProperties: false,
@@ -66,8 +68,21 @@ const ENVIRONMENT = {
 const CONFIG_SCHEMA = {
   type: 'object',
   additionalProperties: false,
-  required: ['server', 'store', 'auth', 'log', 'environments'],
+  required: ['server', 'recommend', 'store', 'auth', 'log', 'environments'],
   properties: {
+    recommend: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['workers', 'maxQueue', 'deadlineMs', 'maxBatch', 'maxListSize', 'listCacheEntries'],
+      properties: {
+        workers: { type: 'integer', minimum: 1, maximum: 256 },
+        maxQueue: { type: 'integer', minimum: 0 },
+        deadlineMs: { type: 'integer', minimum: 1 },
+        maxBatch: { type: 'integer', minimum: 1, maximum: 1024 },
+        maxListSize: { type: 'integer', minimum: 1, maximum: 100_000 },
+        listCacheEntries: { type: 'integer', minimum: 0 },
+      },
+    },
     server: {
       type: 'object',
       additionalProperties: false,

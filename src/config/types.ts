@@ -5,10 +5,26 @@
 
 export type ListStrategy = 'personalized' | 'item_to_item' | 'trending' | 'popular' | 'latest';
 
+/**
+ * Filters on the filterable item fields (DESIGN.md): within a field any value matches, across
+ * fields all must. A category path matches an item with a path that starts with it.
+ */
+export interface ListFilters {
+  categories?: Array<string | string[]>;
+  flags?: string[];
+  language?: string | string[];
+  access_type?: string | string[];
+  item_type?: string | string[];
+  /** Configured attribute keys (EnvironmentConfig.filterAttributes) → accepted value(s). */
+  item_attributes?: Record<string, string | string[]>;
+}
+
 export interface ListConfig {
   strategy: ListStrategy;
   /** Item types the list may recommend; empty means every type of the environment. */
   itemTypes: string[];
+  /** Filters always applied to the list, on top of a request's. */
+  filters?: ListFilters;
   /** Item field returned as `information_field` of each recommended item, if any. */
   informationField?: string;
   /** Strategy that fills the list when this one finds too few items. */
@@ -35,6 +51,8 @@ export interface EnvironmentConfig {
   pageTypes: string[];
   channels: string[];
   lists: Record<string, ListConfig>;
+  /** `item_attributes` keys that list filters may name (string values only). */
+  filterAttributes: string[];
   listCache: { enabled: boolean; ttlSec: number };
   serviceGroup: string;
   /** Control groups and their share of traffic, 0..1. */
@@ -73,8 +91,25 @@ export interface AuthConfig {
   external?: ExternalIdpConfig;
 }
 
+/** The ranking worker pool (Piscina) and the list cache, shared by all environments. */
+export interface RecommendConfig {
+  /** Ranking worker threads. */
+  workers: number;
+  /** Batches waiting for a worker beyond which requests get 503. */
+  maxQueue: number;
+  /** A request not answered by then gets 503 with Retry-After. */
+  deadlineMs: number;
+  /** Requests sent to a worker in one task (fewer thread hops under load). */
+  maxBatch: number;
+  /** Largest list_size a request may ask for. */
+  maxListSize: number;
+  /** Lists the list cache holds at most (oldest dropped first). */
+  listCacheEntries: number;
+}
+
 export interface Config {
   server: ServerConfig;
+  recommend: RecommendConfig;
   store: StoreConfig;
   auth: AuthConfig;
   log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent' };

@@ -13,6 +13,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { Config, StoreConfig } from '../config/types.ts';
 import { Catalog } from '../store/catalog.ts';
 import { EventLog, type StoredEvent } from '../store/event-log.ts';
+import { CHANGES_POSITION_KEY, eventsPositionKey } from '../store/model.ts';
 import { Store } from '../store/open.ts';
 import { EnvironmentModel, type SkipCounts } from './environment-model.ts';
 import { ItemIndices } from './item-indices.ts';
@@ -44,8 +45,6 @@ export interface BuilderStats {
   positions: Record<string, number>;
 }
 
-const eventsPositionKey = (env: string) => [env, 'pos', 'events'];
-const CHANGES_POSITION_KEY = ['pos', 'changes'];
 
 const data = workerData as BuilderWorkerData;
 const store = new Store(data.store);

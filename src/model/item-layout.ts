@@ -1,14 +1,16 @@
 /**
  * @module model/item-layout
  * Follows the catalog change feed into dense per-item arrays (flags, type, publication and end
- * times by item index) that the ranking kernel filters on without reading item records. Kept in
- * memory per environment, written when dirty at each flush.
+ * times by item index) that the ranking kernel filters on without reading item records, and into
+ * each changed item's content vector. Kept in memory per environment, written when dirty at each
+ * flush (vectors one key per changed item: a whole-array rewrite would cost megabytes per flush).
  */
 import type { Config } from '../config/types.ts';
 import type { StoredItem } from '../domain/item.ts';
 import type { CatalogChange } from '../store/catalog.ts';
 import { itemIndexCount } from '../store/item-index.ts';
-import { ITEM_ENABLED, ITEM_IN_CATALOG, UNKNOWN_TYPE, bytesOf, copyU32, copyU8, itemLayoutKey } from '../store/model.ts';
+import { contentVector } from '../recommend/content-vector.ts';
+import { ITEM_ENABLED, ITEM_IN_CATALOG, UNKNOWN_TYPE, bytesOf, contentVectorKey, copyU32, copyU8, itemLayoutKey } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 
 interface Layout {
@@ -32,6 +34,8 @@ export class ItemLayoutState {
   readonly #environments: Config['environments'];
   readonly #layouts = new Map<string, Layout>();
   readonly #dirty = new Set<string>();
+  /** Content vectors to write (null: delete), by environment and ix. */
+  readonly #vectors = new Map<string, Map<number, Float32Array | null>>();
 
   constructor(store: Store, environments: Config['environments']) {
     this.#store = store;
@@ -74,10 +78,14 @@ export class ItemLayoutState {
       // The item as it is now: any later change in the feed will be applied after this one.
       const stored = this.#store.items.get([change.environment, change.itemType, change.itemId]) as StoredItem | undefined;
       const ix = change.ix;
+      let vectors = this.#vectors.get(change.environment);
+      if (!vectors) this.#vectors.set(change.environment, (vectors = new Map()));
       if (!stored) {
         layout.flags[ix] = 0;
+        vectors.set(ix, null);
         continue;
       }
+      if (change.op === 'create' || change.op === 'update') vectors.set(ix, contentVector(stored.item));
       const typeIx = env.itemTypes.indexOf(stored.item.item_type);
       layout.flags[ix] = ITEM_IN_CATALOG | (stored.enabled ? ITEM_ENABLED : 0);
       layout.type[ix] = typeIx < 0 ? UNKNOWN_TYPE : typeIx;
@@ -93,7 +101,15 @@ export class ItemLayoutState {
       writes.push([environment, { flags: l.flags.slice(), type: l.type.slice(), published: l.published.slice(), ends: l.ends.slice() }]);
     }
     this.#dirty.clear();
+    const vectorWrites = [...this.#vectors].map(([environment, vectors]) => [environment, [...vectors]] as const);
+    this.#vectors.clear();
     return () => {
+      for (const [environment, vectors] of vectorWrites) {
+        for (const [ix, vector] of vectors) {
+          if (vector) this.#store.model.put(contentVectorKey(environment, ix), bytesOf(vector));
+          else this.#store.model.remove(contentVectorKey(environment, ix));
+        }
+      }
       for (const [environment, l] of writes) {
         this.#store.model.put(itemLayoutKey(environment, 'flags'), bytesOf(l.flags));
         this.#store.model.put(itemLayoutKey(environment, 'type'), bytesOf(l.type));

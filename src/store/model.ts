@@ -15,6 +15,7 @@
  * | [env, 'item', 'type']             | u8 per ix: position of its item type in the environment's list (255 unknown) |
  * | [env, 'item', 'published']        | u32 per ix: publication time, unix sec (0 unknown)         |
  * | [env, 'item', 'ends']             | u32 per ix: end_datetime, unix sec (0 none)                |
+ * | [env, 'cv', ix]                   | Content vector: f32 × VECTOR_DIM (recommend/content-vector.ts); absent = none |
  */
 
 export const EVENT_TYPE_CODES: Readonly<Record<string, number>> = {
@@ -30,10 +31,15 @@ export const ITEM_IN_CATALOG = 1;
 export const ITEM_ENABLED = 2;
 export const UNKNOWN_TYPE = 255;
 
+/** Model-state keys of the builder's positions: the last event seq and catalog change seq it wrote. */
+export const eventsPositionKey = (env: string) => [env, 'pos', 'events'];
+export const CHANGES_POSITION_KEY = ['pos', 'changes'];
+
 export const userHistoryKey = (env: string, userId: string) => [env, 'hu', userId];
 export const deviceHistoryKey = (env: string, deviceId: string) => [env, 'hd', deviceId];
 export const neighboursKey = (env: string, ix: number) => [env, 'nb', ix];
 export const popularityKey = (env: string, bucket: number | 'all') => [env, 'pop', bucket];
+export const contentVectorKey = (env: string, ix: number) => [env, 'cv', ix];
 export const itemLayoutKey = (env: string, layout: 'flags' | 'type' | 'published' | 'ends') => [env, 'item', layout];
 
 /** A typed array over a copy of `bytes` (LMDB buffers are neither aligned nor stable). */

@@ -14,6 +14,7 @@ import {
   type TrackedEvent,
 } from '../../domain/event.ts';
 import { E, type FieldError } from '../../errors.ts';
+import type { RecentConsumption } from '../../recommend/recent-consumption.ts';
 import type { EventLog } from '../../store/event-log.ts';
 import { authorize, type Authorizer } from '../auth.ts';
 import { sendEmpty, sendJson, type StatusMap } from '../respond.ts';
@@ -39,6 +40,8 @@ function describe(problems: ReadonlyArray<[string, string]>): string {
 
 export interface EventRoutesDeps {
   eventLog: EventLog;
+  /** Told of every accepted batch, so the next recommendation already excludes what was consumed. */
+  recent: RecentConsumption;
   auth: Authorizer;
   environments: Config['environments'];
 }
@@ -109,6 +112,7 @@ export function registerEventRoutes(server: HttpServer, deps: EventRoutesDeps): 
       throw E.invalidEvents(shown.join('; '), errors);
     }
     await deps.eventLog.append(environment, events as TrackedEvent[], body!);
+    deps.recent.record(environment, events as TrackedEvent[]);
     sendEmpty(ex, 200);
   });
 

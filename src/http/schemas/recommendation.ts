@@ -1,0 +1,260 @@
+/**
+ * @module http/schemas/recommendation
+ * Validation of POST /{environment}/recommendations/requests (SPEC.md RecommendationRequest,
+ * RequestList, ListContentItem, HistoryItem; DESIGN.md filters and `exclude`): a compiled JSON
+ * Schema for shapes and types, then the rules that need the environment's configuration. Every
+ * violation becomes one `{ path, message }` of a 400. Unknown fields are refused, so a misspelt
+ * option is reported rather than silently ignored.
+ */
+import { Ajv, type ErrorObject } from 'ajv';
+import type { EnvironmentConfig, ListFilters, RecommendConfig } from '../../config/types.ts';
+import { RECOMMENDATION_CHANNELS, STANDARD_PAGE_TYPES } from '../../domain/event.ts';
+import { LIST_FILTERS_SCHEMA, filterProblems } from '../../domain/list-filters.ts';
+import { E, type FieldError } from '../../errors.ts';
+import type { ItemRef } from '../../recommend/task.ts';
+import { MAX_ID_LENGTH } from './item.ts';
+
+/** SPEC.md Limits: each history holds at most 50 entries. */
+export const MAX_HISTORY_ENTRIES = 50;
+const MAX_LISTS = 20;
+const MAX_HISTORIES = 20;
+const MAX_EXCLUDE = 1000;
+/** Pages whose context item is required (DESIGN.md). */
+const DETAIL_PAGES = new Set(['article_detail', 'product_detail', 'video_detail']);
+
+const ID = { type: 'string', minLength: 1, maxLength: MAX_ID_LENGTH } as const;
+const NAME = { type: 'string', minLength: 1, maxLength: 256 } as const;
+
+const REQUEST_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['page_type', 'channel', 'device_id', 'lists'],
+  properties: {
+    page_type: NAME,
+    channel: NAME,
+    device_id: ID,
+    user_id: { anyOf: [ID, { type: 'null' }] },
+    lists: {
+      type: 'array',
+      minItems: 1,
+      maxItems: MAX_LISTS,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['list_name', 'list_size'],
+        properties: {
+          list_name: NAME,
+          list_size: { type: 'integer', minimum: 1 },
+          limit: { type: 'integer', minimum: 0 },
+          alias: NAME,
+          list_content: {
+            type: 'array',
+            items: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['id'],
+              properties: { id: ID, item_type: NAME, rank: { type: 'integer', minimum: 1 } },
+            },
+          },
+          filters: LIST_FILTERS_SCHEMA,
+        },
+      },
+    },
+    context_item: ID,
+    context_item_type: NAME,
+    histories: {
+      type: 'object',
+      maxProperties: MAX_HISTORIES,
+      propertyNames: { minLength: 1, maxLength: 256 },
+      additionalProperties: {
+        type: 'array',
+        maxItems: MAX_HISTORY_ENTRIES,
+        items: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['id'],
+          properties: {
+            id: ID,
+            item_type: NAME,
+            reconsumable: { type: 'boolean' },
+            timestamp: { type: 'integer', minimum: 0, maximum: 0xffffffff },
+          },
+        },
+      },
+    },
+    user_group: NAME,
+    exclude: { type: 'array', maxItems: MAX_EXCLUDE, items: ID },
+  },
+} as const;
+
+const validateShape = new Ajv({ allErrors: true }).compile(REQUEST_SCHEMA);
+
+interface WireList {
+  list_name: string;
+  list_size: number;
+  limit?: number;
+  alias?: string;
+  list_content?: Array<{ id: string; item_type?: string; rank?: number }>;
+  filters?: ListFilters;
+}
+
+interface WireRequest {
+  page_type: string;
+  channel: string;
+  device_id: string;
+  user_id?: string | null;
+  lists: WireList[];
+  context_item?: string;
+  context_item_type?: string;
+  histories?: Record<string, Array<{ id: string; item_type?: string; reconsumable?: boolean; timestamp?: number }>>;
+  user_group?: string;
+  exclude?: string[];
+}
+
+export interface RequestedList {
+  name: string;
+  alias?: string;
+  size: number;
+  limit: number;
+  filters?: ListFilters;
+  content: Array<ItemRef & { rank?: number }>;
+}
+
+export interface RecommendationRequest {
+  pageType: string;
+  channel: string;
+  deviceId: string;
+  userId?: string;
+  userGroup?: string;
+  context?: ItemRef;
+  history: Array<ItemRef & { reconsumable: boolean; timestamp?: number }>;
+  exclude: string[];
+  lists: RequestedList[];
+}
+
+/** `/lists/0/list_size` → `lists[0].list_size`: the path notation of the other problem bodies. */
+function fieldPath(pointer: string): string {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'))
+    .reduce((path, part) => (/^\d+$/.test(part) ? `${path}[${part}]` : path ? `${path}.${part}` : part), '');
+}
+
+function shapeErrors(errors: ErrorObject[]): FieldError[] {
+  const out: FieldError[] = [];
+  const seen = new Set<string>();
+  for (const e of errors) {
+    // anyOf failures repeat each branch's complaint; the anyOf entry itself says enough.
+    if (e.keyword !== 'anyOf' && errors.some((o) => o.keyword === 'anyOf' && e.instancePath.startsWith(o.instancePath) && e !== o)) continue;
+    let path = fieldPath(e.instancePath);
+    let message = e.message ?? 'is invalid';
+    if (e.keyword === 'additionalProperties') {
+      const extra = String((e.params as { additionalProperty: string }).additionalProperty);
+      path = path ? `${path}.${extra}` : extra;
+      message = 'is not a field of the request';
+    } else if (e.keyword === 'required') {
+      const missing = String((e.params as { missingProperty: string }).missingProperty);
+      path = path ? `${path}.${missing}` : missing;
+      message = 'is required';
+    } else if (e.keyword === 'anyOf') {
+      message = 'has the wrong type';
+    }
+    const key = `${path}\u0000${message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ path: path || '(body)', message });
+  }
+  return out;
+}
+
+function fail(errors: FieldError[]): never {
+  const shown = errors.slice(0, 3).map((e) => `${e.path} ${e.message}`);
+  if (errors.length > 3) shown.push(`and ${errors.length - 3} more`);
+  throw E.invalidRequest(shown.join('; '), errors);
+}
+
+/** The validated request, or throws E.invalidRequest (400) naming every failing field. */
+export function parseRecommendationRequest(body: unknown, env: EnvironmentConfig, limits: RecommendConfig): RecommendationRequest {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) fail([{ path: '(body)', message: 'must be a JSON object' }]);
+  if (!validateShape(body)) fail(shapeErrors(validateShape.errors ?? []));
+  const wire = body as WireRequest;
+  const errors: FieldError[] = [];
+  const problem = (path: string, message: string) => errors.push({ path, message });
+
+  if (!STANDARD_PAGE_TYPES.includes(wire.page_type) && !env.pageTypes.includes(wire.page_type)) {
+    problem('page_type', `'${wire.page_type}' is not a page type of this environment`);
+  }
+  if (!RECOMMENDATION_CHANNELS.includes(wire.channel) && !env.channels.includes(wire.channel)) {
+    problem('channel', `'${wire.channel}' is not a channel of this environment`);
+  }
+  if (wire.context_item_type !== undefined && !env.itemTypes.includes(wire.context_item_type)) {
+    problem('context_item_type', `'${wire.context_item_type}' is not an item type of this environment`);
+  }
+  if (wire.context_item_type !== undefined && wire.context_item === undefined) problem('context_item', 'is required with context_item_type');
+  if (DETAIL_PAGES.has(wire.page_type) && wire.context_item === undefined) problem('context_item', `is required on ${wire.page_type} pages`);
+  if (wire.user_group !== undefined && wire.user_group !== env.serviceGroup && !Object.hasOwn(env.controlGroups, wire.user_group)) {
+    problem('user_group', `'${wire.user_group}' is neither the service group nor a control group of this environment`);
+  }
+
+  const names = new Map<string, number>();
+  for (const l of wire.lists) names.set(l.list_name, (names.get(l.list_name) ?? 0) + 1);
+  const aliases = new Set<string>();
+  wire.lists.forEach((l, i) => {
+    const at = `lists[${i}]`;
+    if (!Object.hasOwn(env.lists, l.list_name)) problem(`${at}.list_name`, `'${l.list_name}' is not a list of this environment`);
+    if (names.get(l.list_name)! > 1 && l.alias === undefined) problem(`${at}.alias`, `is required: list '${l.list_name}' appears more than once`);
+    if (l.alias !== undefined) {
+      if (aliases.has(l.alias)) problem(`${at}.alias`, `'${l.alias}' is used by another list`);
+      aliases.add(l.alias);
+    }
+    if (l.list_size > limits.maxListSize) problem(`${at}.list_size`, `must be at most ${limits.maxListSize}`);
+    if (l.limit !== undefined && l.limit > l.list_size) problem(`${at}.limit`, `must not exceed list_size (${l.list_size})`);
+    const ranks = new Set<number>();
+    (l.list_content ?? []).forEach((c, j) => {
+      if (c.item_type !== undefined && !env.itemTypes.includes(c.item_type)) {
+        problem(`${at}.list_content[${j}].item_type`, `'${c.item_type}' is not an item type of this environment`);
+      }
+      if (c.rank === undefined) return;
+      if (c.rank > l.list_size) problem(`${at}.list_content[${j}].rank`, `${c.rank} is beyond the list (list_size ${l.list_size})`);
+      if (ranks.has(c.rank)) problem(`${at}.list_content[${j}].rank`, `${c.rank} is taken by another item of list_content`);
+      ranks.add(c.rank);
+    });
+    if ((l.list_content?.length ?? 0) > l.list_size) problem(`${at}.list_content`, `holds more items than list_size (${l.list_size})`);
+    if (l.filters) for (const [field, message] of filterProblems(l.filters, env.itemTypes, env.filterAttributes)) problem(`${at}.filters.${field}`, message);
+  });
+  for (const [name, entries] of Object.entries(wire.histories ?? {})) {
+    entries.forEach((h, j) => {
+      if (h.item_type !== undefined && !env.itemTypes.includes(h.item_type)) {
+        problem(`histories.${name}[${j}].item_type`, `'${h.item_type}' is not an item type of this environment`);
+      }
+    });
+  }
+  if (errors.length > 0) fail(errors);
+
+  const ref = (id: string, type: string | undefined): ItemRef => (type === undefined ? { id } : { id, type });
+  return {
+    pageType: wire.page_type,
+    channel: wire.channel,
+    deviceId: wire.device_id,
+    ...(wire.user_id ? { userId: wire.user_id } : {}),
+    ...(wire.user_group !== undefined ? { userGroup: wire.user_group } : {}),
+    ...(wire.context_item !== undefined ? { context: ref(wire.context_item, wire.context_item_type) } : {}),
+    history: Object.values(wire.histories ?? {}).flatMap((entries) =>
+      entries.map((h) => ({
+        ...ref(h.id, h.item_type),
+        reconsumable: h.reconsumable === true,
+        ...(h.timestamp !== undefined ? { timestamp: h.timestamp } : {}),
+      })),
+    ),
+    exclude: wire.exclude ?? [],
+    lists: wire.lists.map((l) => ({
+      name: l.list_name,
+      ...(l.alias !== undefined ? { alias: l.alias } : {}),
+      size: l.list_size,
+      limit: l.limit ?? l.list_size,
+      ...(l.filters ? { filters: l.filters } : {}),
+      content: (l.list_content ?? []).map((c) => ({ ...ref(c.id, c.item_type), ...(c.rank !== undefined ? { rank: c.rank } : {}) })),
+    })),
+  };
+}

@@ -1,0 +1,303 @@
+/**
+ * @module recommend/catalog-view
+ * A ranking worker's view of one environment's catalog: the kernel's resident item arrays, the
+ * ids and information fields of items by ix, the filter index (one bitset per filter key) and
+ * the `latest` list. Built once from the catalog, then kept current from the change feed before
+ * every batch, so an item PUT (or disable, or delete) answered 200 counts in the next request
+ * (DESIGN.md invariant 2) without waiting for the model builder. Content vectors are read from
+ * the builder's LMDB copy when it has one, else computed (the same pure function); the engine
+ * replays the change feed from the builder's position so no copy is older than its item.
+ */
+import type { EnvironmentConfig } from '../config/types.ts';
+import type { Item, StoredItem } from '../domain/item.ts';
+import { filterClauses, filterItemTypes, filterKeysOf } from '../domain/list-filters.ts';
+import type { CatalogChange } from '../store/catalog.ts';
+import { itemIndexCount } from '../store/item-index.ts';
+import { ITEM_ENABLED, ITEM_IN_CATALOG, UNKNOWN_TYPE, contentVectorKey } from '../store/model.ts';
+import type { Store } from '../store/open.ts';
+import type { ListFilters } from '../config/types.ts';
+import { contentVector } from './content-vector.ts';
+import { ALL_TYPES, VECTOR_DIM, type Ranker } from './reference-ranker.ts';
+
+/** Items kept in the `latest` list, newest first; the catalog-wide pass covers the rest. */
+export const LATEST_SIZE = 5000;
+const KEY_END = '\uffff';
+
+const toUnixSec = (iso: string | undefined) => (iso ? Math.max(0, Math.min(0xffffffff, Math.floor(Date.parse(iso) / 1000))) : 0);
+
+function informationOf(item: Item, field: string): string | undefined {
+  const value = (item as unknown as Record<string, unknown>)[field];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return value.join(', ');
+  return JSON.stringify(value);
+}
+
+export class CatalogView {
+  readonly environment: string;
+  readonly config: EnvironmentConfig;
+  readonly #store: Store;
+  readonly #ranker: Ranker;
+  readonly #infoFields: string[];
+  #capacity = 0;
+  flags = new Uint8Array(0);
+  published = new Uint32Array(0);
+  #type = new Uint8Array(0);
+  #ends = new Uint32Array(0);
+  #popularity = new Float32Array(0);
+  vectors = new Float32Array(0);
+  /** Item id by ix (its type is config.itemTypes[type]). */
+  readonly ids: Array<string | undefined> = [];
+  readonly information = new Map<string, Array<string | undefined>>();
+  readonly #bitsets = new Map<string, Uint32Array>();
+  readonly #keysByIx = new Map<number, string[]>();
+  /** ix by publication time, newest first (ties: lower ix first); may hold items since disabled. */
+  latest: number[] = [];
+  #allowScratch = new Uint32Array(0);
+  #clauseScratch = new Uint32Array(0);
+
+  constructor(store: Store, environment: string, config: EnvironmentConfig, ranker: Ranker) {
+    this.#store = store;
+    this.environment = environment;
+    this.config = config;
+    this.#ranker = ranker;
+    this.#infoFields = [...new Set(Object.values(config.lists).flatMap((l) => (l.informationField ? [l.informationField] : [])))];
+    for (const field of this.#infoFields) this.information.set(field, []);
+    this.#grow(itemIndexCount(store, environment));
+    const range = store.items.getRange({ start: [environment], end: [environment, KEY_END] });
+    for (const { value } of range) this.#set(value as StoredItem, true);
+    this.#rebuildLatest();
+  }
+
+  get capacity(): number {
+    return this.#capacity;
+  }
+
+  /** Applies one change of the feed: the item as it is now, or its absence. */
+  apply(change: CatalogChange): void {
+    const stored = this.#store.items.get([change.environment, change.itemType, change.itemId]) as StoredItem | undefined;
+    if (stored) {
+      this.#set(stored, change.op === 'enable' || change.op === 'disable');
+    } else if (change.ix < this.#capacity) {
+      this.flags[change.ix] = 0;
+      this.#index(change.ix, []);
+      this.#push(change.ix, null);
+    }
+  }
+
+  /** The all-time popularity prior, padded to capacity (the builder's array may be shorter or longer). */
+  setPopularity(popularity: Float32Array): void {
+    this.#popularity.fill(0);
+    this.#popularity.set(popularity.length > this.#capacity ? popularity.subarray(0, this.#capacity) : popularity);
+    this.#ranker.setPopularity(this.#popularity);
+  }
+
+  typeIndex(ix: number): number {
+    return this.#type[ix] ?? UNKNOWN_TYPE;
+  }
+
+  /** Whether ix names an item currently in the catalog (enabled or not). */
+  inCatalog(ix: number): boolean {
+    return ix < this.#capacity && (this.flags[ix]! & ITEM_IN_CATALOG) !== 0;
+  }
+
+  /** Whether ix may be recommended at nowSec (in catalog, enabled, not expired). */
+  isRankable(ix: number, nowSec: number): boolean {
+    const ends = this.#ends[ix]!;
+    return ix < this.#capacity && (this.flags[ix]! & (ITEM_IN_CATALOG | ITEM_ENABLED)) === (ITEM_IN_CATALOG | ITEM_ENABLED) && (ends === 0 || ends > nowSec);
+  }
+
+  /** The kernel's allowedTypesMask for a list's item types narrowed by its filters. */
+  typesMask(listTypes: readonly string[], filters: readonly ListFilters[]): number {
+    let types: readonly string[] | undefined = listTypes.length > 0 ? listTypes : undefined;
+    for (const f of filters) {
+      const t = filterItemTypes(f);
+      if (t) types = types ? types.filter((x) => t.includes(x)) : t;
+    }
+    if (!types) return ALL_TYPES;
+    let mask = 0;
+    for (const t of types) {
+      const i = this.config.itemTypes.indexOf(t);
+      if (i >= 0 && i < 32) mask |= 1 << i;
+    }
+    return mask >>> 0;
+  }
+
+  /**
+   * The bitset of items passing every filter, or null when the filters do not restrict beyond
+   * item types. Valid until the next call (one scratch buffer).
+   */
+  allowBitset(filters: readonly ListFilters[]): Uint32Array | null {
+    const clauses = filters.flatMap(filterClauses);
+    if (clauses.length === 0) return null;
+    const words = this.#capacity >>> 5;
+    if (this.#allowScratch.length !== words) {
+      this.#allowScratch = new Uint32Array(words);
+      this.#clauseScratch = new Uint32Array(words);
+    }
+    const allow = this.#allowScratch.fill(0xffffffff);
+    const clause = this.#clauseScratch;
+    for (const keys of clauses) {
+      clause.fill(0);
+      for (const key of keys) {
+        const bits = this.#bitsets.get(key);
+        if (!bits) continue;
+        for (let w = 0; w < bits.length; w++) clause[w]! |= bits[w]!;
+      }
+      for (let w = 0; w < words; w++) allow[w]! &= clause[w]!;
+    }
+    return allow;
+  }
+
+  /**
+   * Items sharing the most specific categories (then broader ones) or tags with `ix`, at most
+   * `max`, for content similarity when co-occurrence knows too little about an item.
+   */
+  similarCandidates(ix: number, max: number, out: number[]): number[] {
+    out.length = 0;
+    const keys = [...(this.#keysByIx.get(ix) ?? [])].filter((k) => k.startsWith('c')).sort((a, b) => b.length - a.length);
+    const seen = new Set<number>([ix]);
+    for (const key of keys) {
+      const bits = this.#bitsets.get(key)!;
+      for (let w = 0; w < bits.length && out.length < max; w++) {
+        let word = bits[w]!;
+        while (word !== 0 && out.length < max) {
+          const bit = 31 - Math.clz32(word & -word);
+          word &= word - 1;
+          const candidate = (w << 5) | bit;
+          if (!seen.has(candidate)) {
+            seen.add(candidate);
+            out.push(candidate);
+          }
+        }
+      }
+      if (out.length >= max) break;
+    }
+    return out;
+  }
+
+  #set(stored: StoredItem, stateOnly: boolean): void {
+    const ix = stored.ix;
+    if (ix >= this.#capacity) this.#grow(ix + 1);
+    const item = stored.item;
+    const typeIx = this.config.itemTypes.indexOf(item.item_type);
+    this.flags[ix] = ITEM_IN_CATALOG | (stored.enabled ? ITEM_ENABLED : 0);
+    this.#type[ix] = typeIx < 0 ? UNKNOWN_TYPE : typeIx;
+    this.#ends[ix] = toUnixSec(item.end_datetime);
+    const published = toUnixSec(item.publication_datetime);
+    const wasLatest = this.published[ix] !== published;
+    this.published[ix] = published;
+    this.ids[ix] = item.item_id;
+    for (const field of this.#infoFields) this.information.get(field)![ix] = informationOf(item, field);
+    if (!stateOnly) {
+      this.#index(ix, filterKeysOf(item, this.config.filterAttributes));
+      // The builder's copy while scanning (the engine then replays the feed from the builder's
+      // position, recomputing what changed since); a fresh one for a live change.
+      const saved = this.#building ? this.#store.model.get(contentVectorKey(this.environment, ix)) : undefined;
+      const vector = saved && saved.byteLength === VECTOR_DIM * 4 ? new Float32Array(new Uint8Array(saved).buffer) : contentVector(item);
+      if (vector) this.vectors.set(vector, ix * VECTOR_DIM);
+      else this.vectors.fill(0, ix * VECTOR_DIM, (ix + 1) * VECTOR_DIM);
+    }
+    this.#push(ix, stateOnly ? undefined : this.vectors.subarray(ix * VECTOR_DIM, (ix + 1) * VECTOR_DIM));
+    if (!this.#building && (wasLatest || !stateOnly)) this.#insertLatest(ix);
+  }
+
+  /** True while the constructor scans: the kernel gets every array at once afterwards. */
+  #building = true;
+
+  /** Sends one item's values to the kernel (after the initial scan). `vector` undefined keeps it. */
+  #push(ix: number, vector: Float32Array | null | undefined): void {
+    if (this.#building) return;
+    this.#ranker.updateItem(ix, {
+      flags: this.flags[ix]!,
+      type: this.#type[ix]!,
+      published: this.published[ix]!,
+      ends: this.#ends[ix]!,
+      vector: vector === undefined ? this.vectors.subarray(ix * VECTOR_DIM, (ix + 1) * VECTOR_DIM) : vector,
+    });
+  }
+
+  #index(ix: number, keys: string[]): void {
+    const word = ix >>> 5;
+    const bit = 1 << (ix & 31);
+    for (const key of this.#keysByIx.get(ix) ?? []) {
+      const bits = this.#bitsets.get(key);
+      if (bits && word < bits.length) bits[word]! &= ~bit;
+    }
+    if (keys.length === 0) {
+      this.#keysByIx.delete(ix);
+      return;
+    }
+    this.#keysByIx.set(ix, keys);
+    const words = this.#capacity >>> 5;
+    for (const key of keys) {
+      let bits = this.#bitsets.get(key);
+      if (!bits || bits.length < words) {
+        const grown = new Uint32Array(words);
+        if (bits) grown.set(bits);
+        this.#bitsets.set(key, (bits = grown));
+      }
+      bits[word]! |= bit;
+    }
+  }
+
+  /** Grows every array to hold `needed` items, with headroom so growth (a full kernel copy) is rare. */
+  #grow(needed: number): void {
+    const capacity = Math.max(1024, Math.ceil((needed * 1.25) / 32) * 32);
+    if (capacity <= this.#capacity) return;
+    const grow = <T extends Uint8Array | Uint32Array | Float32Array>(old: T, make: (n: number) => T, per = 1): T => {
+      const out = make(capacity * per);
+      out.set(old as never);
+      return out;
+    };
+    this.flags = grow(this.flags, (n) => new Uint8Array(n));
+    this.#type = grow(this.#type, (n) => new Uint8Array(n).fill(UNKNOWN_TYPE));
+    this.published = grow(this.published, (n) => new Uint32Array(n));
+    this.#ends = grow(this.#ends, (n) => new Uint32Array(n));
+    this.#popularity = grow(this.#popularity, (n) => new Float32Array(n));
+    this.vectors = grow(this.vectors, (n) => new Float32Array(n), VECTOR_DIM);
+    this.#capacity = capacity;
+    if (!this.#building) this.#sendAll();
+  }
+
+  #sendAll(): void {
+    this.#ranker.setItems({
+      flags: this.flags,
+      type: this.#type,
+      published: this.published,
+      ends: this.#ends,
+      popularity: this.#popularity,
+      vectors: this.vectors,
+    });
+  }
+
+  #rebuildLatest(): void {
+    this.#building = false;
+    this.#sendAll();
+    const order: number[] = [];
+    for (let ix = 0; ix < this.#capacity; ix++) if (this.flags[ix]! & ITEM_IN_CATALOG) order.push(ix);
+    order.sort((a, b) => this.published[b]! - this.published[a]! || a - b);
+    this.latest = order.slice(0, LATEST_SIZE);
+  }
+
+  /** Puts ix at its place in `latest` (removing an older place): O(LATEST_SIZE) per catalog write. */
+  #insertLatest(ix: number): void {
+    const latest = this.latest;
+    const old = latest.indexOf(ix);
+    if (old >= 0) latest.splice(old, 1);
+    if (!(this.flags[ix]! & ITEM_IN_CATALOG)) return;
+    const p = this.published[ix]!;
+    let lo = 0;
+    let hi = latest.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const q = this.published[latest[mid]!]!;
+      if (q > p || (q === p && latest[mid]! < ix)) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo >= LATEST_SIZE) return;
+    latest.splice(lo, 0, ix);
+    if (latest.length > LATEST_SIZE) latest.length = LATEST_SIZE;
+  }
+}

@@ -1,0 +1,391 @@
+/**
+ * @module recommend/engine
+ * One ranking worker's recommendation engine: per environment a WASM ranker over the catalog
+ * view's resident arrays, and per request the strategies that decide what to rank. For each
+ * list, in request order: resolve its mandatory items, rank its strategy, fill what is missing
+ * from the fallback chain, place the mandatory items; every item chosen is excluded from the
+ * lists after it. The kernel does the numeric work; this module gathers its inputs (LMDB reads
+ * of histories and neighbour rows into reused buffers) and turns ix back into ids.
+ */
+import type { Config, ListStrategy } from '../config/types.ts';
+import { Catalog } from '../store/catalog.ts';
+import { CHANGES_POSITION_KEY, EVENT_TYPE_CODES, deviceHistoryKey, neighboursKey, userHistoryKey } from '../store/model.ts';
+import type { Store } from '../store/open.ts';
+import { CatalogView } from './catalog-view.ts';
+import { WasmRanker } from './kernel.ts';
+import { VECTOR_DIM, type RankInput, type Ranker } from './reference-ranker.ts';
+import { Signals, type TopList } from './signals.ts';
+import type { ItemRef, ListTask, RankOutcome, RankTask, RankedList, TaskFieldError } from './task.ts';
+
+/** Seeds a personalized list grows from: the most recent distinct items. */
+const MAX_SEEDS = 20;
+/** Neighbours read per seed row (rows are stored strongest first). */
+const PERSONAL_ROW = 50;
+const ITEM_ROW = 200;
+/** Items sharing categories with a context item, scored by content similarity. */
+const SIMILAR_POOL = 1000;
+const DAY = 86_400;
+const CONTEXT_SEED_WEIGHT = 2;
+const CHANGES_PER_SYNC = 10_000;
+
+/** Ranking parameters per strategy; quality tuning (issue 5) changes these numbers only. */
+const TUNING = {
+  seedHalfLifeSec: 14 * DAY,
+  recencyHalfLifeSec: 7 * DAY,
+  personalized: { popularityWeight: 0.05, contentWeight: 0.3 },
+  itemToItem: { popularityWeight: 0.05, contentWeight: 0.5 },
+  /** The catalog-wide last resort: popular first, then recent. */
+  catalog: { popularityWeight: 1, recencyWeight: 0.5 },
+} as const;
+
+const EVENT_NAMES = Object.fromEntries(Object.entries(EVENT_TYPE_CODES).map(([name, code]) => [code, name]));
+
+/** Growable typed buffers for one ranking's inputs, reused across rankings. */
+class InputBuffers {
+  seedWeight = new Float32Array(64);
+  seedTime = new Uint32Array(64);
+  offsets = new Uint32Array(65);
+  nbIx = new Uint32Array(4096);
+  nbWeight = new Float32Array(4096);
+  rowBytes = new Uint8Array(4096);
+  m = 0;
+  t = 0;
+
+  reset(): void {
+    this.m = 0;
+    this.t = 0;
+    this.offsets[0] = 0;
+  }
+
+  /** Adds a seed whose neighbour row comes after (addRow / addNeighbour). */
+  addSeed(weight: number, time: number): void {
+    if (this.m + 2 > this.seedWeight.length) {
+      this.seedWeight = grown(this.seedWeight, this.m * 2);
+      this.seedTime = grown(this.seedTime, this.m * 2);
+      this.offsets = grown(this.offsets, this.m * 2 + 1);
+    }
+    this.seedWeight[this.m] = weight;
+    this.seedTime[this.m] = time;
+    this.m++;
+    this.offsets[this.m] = this.t;
+  }
+
+  #reserve(extra: number): void {
+    if (this.t + extra <= this.nbIx.length) return;
+    const size = Math.max(this.t + extra, this.nbIx.length * 2);
+    this.nbIx = grown(this.nbIx, size);
+    this.nbWeight = grown(this.nbWeight, size);
+  }
+
+  /** Appends up to `max` entries of a stored neighbour row (store/model.ts), weights scaled to the strongest = 1. */
+  addRow(bytes: Uint8Array | undefined, max: number): void {
+    if (!bytes || bytes.byteLength < 4) return;
+    if (this.rowBytes.length < bytes.byteLength) this.rowBytes = new Uint8Array(bytes.byteLength * 2);
+    // LMDB's buffer is not 4-byte aligned: copy to an aligned one to read it as words.
+    this.rowBytes.set(bytes);
+    const words = new Uint32Array(this.rowBytes.buffer, 0, bytes.byteLength >>> 2);
+    const n = words[0]!;
+    if (words.length < 1 + 2 * n) return;
+    const weights = new Float32Array(this.rowBytes.buffer, (1 + n) * 4, n);
+    const take = Math.min(n, max);
+    const top = take > 0 && weights[0]! > 0 ? weights[0]! : 1;
+    this.#reserve(take);
+    for (let j = 0; j < take; j++) {
+      this.nbIx[this.t] = words[1 + j]!;
+      this.nbWeight[this.t] = weights[j]! / top;
+      this.t++;
+    }
+    this.offsets[this.m] = this.t;
+  }
+
+  addList(list: TopList): void {
+    this.#reserve(list.ix.length);
+    this.nbIx.set(list.ix, this.t);
+    this.nbWeight.set(list.weight, this.t);
+    this.t += list.ix.length;
+    this.offsets[this.m] = this.t;
+  }
+}
+
+function grown<T extends Float32Array | Uint32Array>(a: T, size: number): T {
+  const out = new (a.constructor as new (n: number) => T)(size);
+  out.set(a);
+  return out;
+}
+
+interface Environment {
+  view: CatalogView;
+  ranker: Ranker;
+  signals: Signals;
+  /** Every ix, for the catalog-wide last resort. */
+  everyIx: Uint32Array;
+}
+
+/** What one request knows about its user, gathered once for all its lists. */
+interface UserContext {
+  contextIx: number | undefined;
+  /** Seeds: ix → [weight, unix sec (0 = now)]. */
+  seeds: Map<number, [number, number]>;
+  /** Never recommended: consumed (not reconsumable), excluded, context, and items already chosen. */
+  exclude: number[];
+}
+
+export class Engine {
+  readonly #store: Store;
+  readonly #catalog: Catalog;
+  readonly #environments = new Map<string, Environment>();
+  readonly #buffers = new InputBuffers();
+  readonly #similar: number[] = [];
+  #changesPosition: number;
+
+  constructor(store: Store, environments: Config['environments']) {
+    this.#store = store;
+    this.#catalog = new Catalog(store);
+    // From the builder's position: the views read its content vectors, and every change after
+    // it is replayed (recomputing them), so none is older than its item.
+    this.#changesPosition = (store.modelState.get(CHANGES_POSITION_KEY) as number | undefined) ?? 0;
+    for (const [name, config] of Object.entries(environments)) {
+      const ranker = new WasmRanker();
+      const view = new CatalogView(store, name, config, ranker);
+      const signals = new Signals(store, view, ranker);
+      this.#environments.set(name, { view, ranker, signals, everyIx: new Uint32Array(0) });
+    }
+    this.sync(Date.now());
+    for (const env of this.#environments.values()) env.signals.refresh(Date.now(), true);
+  }
+
+  /** Catches up with the catalog change feed and refreshes signals when due; once per batch. */
+  sync(nowMs: number): void {
+    for (;;) {
+      const changes = this.#catalog.changesSince(this.#changesPosition, CHANGES_PER_SYNC);
+      for (const change of changes) this.#environments.get(change.environment)?.view.apply(change);
+      if (changes.length > 0) this.#changesPosition = changes[changes.length - 1]!.seq;
+      if (changes.length < CHANGES_PER_SYNC) break;
+    }
+    for (const env of this.#environments.values()) env.signals.refresh(nowMs);
+  }
+
+  recommend(task: RankTask): RankOutcome {
+    const env = this.#environments.get(task.environment);
+    if (!env) return { errors: [{ path: '(environment)', message: `'${task.environment}' is not served by this worker` }] };
+    const errors: TaskFieldError[] = [];
+    const content = task.lists.map((list, i) =>
+      list.content.map((c, j) => {
+        const ix = this.#resolve(env, c);
+        if (ix === undefined || !env.view.inCatalog(ix)) errors.push({ path: `lists[${i}].list_content[${j}].id`, message: `'${c.id}' is not an item of this environment` });
+        return { ix: ix ?? -1, rank: c.rank };
+      }),
+    );
+    if (errors.length > 0) return { errors };
+    const user = this.#userContext(env, task);
+    const lists: RankedList[] = [];
+    task.lists.forEach((list, i) => {
+      const mandatory = content[i]!.filter((c) => env.view.isRankable(c.ix, task.nowSec));
+      for (const c of mandatory) user.exclude.push(c.ix);
+      const ranked = this.#rankList(env, task, list, user, Math.max(0, list.size - mandatory.length));
+      const placed = place(ranked, mandatory, list.size);
+      for (const ix of ranked) user.exclude.push(ix);
+      lists.push(this.#toIds(env, list, placed));
+    });
+    return { lists };
+  }
+
+  #resolve(env: Environment, ref: ItemRef): number | undefined {
+    const types = ref.type === undefined ? env.view.config.itemTypes : [ref.type];
+    for (const type of types) {
+      const ix = this.#store.itemIndex.get([env.view.environment, type, ref.id]);
+      if (ix !== undefined && (ref.type !== undefined || env.view.inCatalog(ix))) return ix;
+    }
+    return undefined;
+  }
+
+  #userContext(env: Environment, task: RankTask): UserContext {
+    const weights = env.view.config.model.eventWeights;
+    const seeds = new Map<number, [number, number]>();
+    const consumed = new Set<number>();
+    const reconsumable = new Set<number>();
+    const addSeed = (ix: number, weight: number, time: number) => {
+      const seed = seeds.get(ix);
+      if (!seed) seeds.set(ix, [weight, time]);
+      else {
+        seed[0] = Math.max(seed[0], weight);
+        seed[1] = seed[1] === 0 || time === 0 ? 0 : Math.max(seed[1], time);
+      }
+    };
+    const stored = (key: string[]) => {
+      const bytes = this.#store.model.get(key);
+      if (!bytes) return;
+      const entries = new Uint32Array(new Uint8Array(bytes).buffer, 0, bytes.byteLength >>> 2);
+      for (let i = 0; i + 2 < entries.length; i += 3) {
+        const ix = entries[i]!;
+        consumed.add(ix);
+        addSeed(ix, weights[EVENT_NAMES[entries[i + 1]!]!] ?? 1, entries[i + 2]!);
+      }
+    };
+    const environment = env.view.environment;
+    if (task.userId) stored(userHistoryKey(environment, task.userId));
+    if (task.deviceId !== 'no-consent') stored(deviceHistoryKey(environment, task.deviceId));
+    for (const [type, id, time, weight] of task.recent) {
+      const ix = this.#resolve(env, { id, type });
+      if (ix === undefined) continue;
+      consumed.add(ix);
+      addSeed(ix, weight, time);
+    }
+    for (const h of task.history) {
+      const ix = this.#resolve(env, h);
+      if (ix === undefined) continue; // perhaps still in ingestion: not an error (DESIGN.md)
+      if (h.reconsumable) reconsumable.add(ix);
+      else consumed.add(ix);
+      addSeed(ix, 1, h.timestamp ?? 0);
+    }
+    const contextIx = task.context ? this.#resolve(env, task.context) : undefined;
+    if (contextIx !== undefined) addSeed(contextIx, CONTEXT_SEED_WEIGHT, 0);
+    const exclude: number[] = [];
+    for (const ix of consumed) if (!reconsumable.has(ix)) exclude.push(ix);
+    for (const id of task.exclude) {
+      for (const type of env.view.config.itemTypes) {
+        const ix = this.#store.itemIndex.get([environment, type, id]);
+        if (ix !== undefined) exclude.push(ix);
+      }
+    }
+    if (contextIx !== undefined) exclude.push(contextIx);
+    return { contextIx, seeds, exclude };
+  }
+
+  /** Up to `k` ix for the list: its strategy, then its fallback chain, then the whole catalog. */
+  #rankList(env: Environment, task: RankTask, list: ListTask, user: UserContext, k: number): number[] {
+    const out: number[] = [];
+    if (k === 0) return out;
+    const chain: Array<ListStrategy | 'catalog'> = [list.strategy];
+    for (const s of [list.fallback, 'popular', 'latest', 'catalog'] as const) if (s && !chain.includes(s)) chain.push(s);
+    const typesMask = env.view.typesMask(list.itemTypes, list.filters);
+    const allow = env.view.allowBitset(list.filters);
+    const excludeBase = user.exclude.length;
+    for (const strategy of chain) {
+      const input = this.#input(env, task, strategy, user, k - out.length);
+      if (!input) continue;
+      input.allowedTypesMask = typesMask;
+      input.allow = allow;
+      input.exclude = Uint32Array.from(user.exclude);
+      const result = env.ranker.rank(input);
+      for (const ix of result.ix) {
+        out.push(ix);
+        user.exclude.push(ix);
+      }
+      if (out.length >= k) break;
+    }
+    user.exclude.length = excludeBase;
+    return out;
+  }
+
+  /** The kernel input of one strategy, or null when it has nothing to rank from. */
+  #input(env: Environment, task: RankTask, strategy: ListStrategy | 'catalog', user: UserContext, k: number): RankInput | null {
+    const b = this.#buffers;
+    b.reset();
+    let pool: Uint32Array = new Uint32Array(0);
+    let context: Float32Array | null = null;
+    let popularityWeight = 0;
+    let recencyWeight = 0;
+    let contentWeight = 0;
+    switch (strategy) {
+      case 'personalized': {
+        if (user.seeds.size === 0) return null;
+        const seeds = [...user.seeds].sort((a, b) => (b[1][1] || Infinity) - (a[1][1] || Infinity)).slice(0, MAX_SEEDS);
+        context = new Float32Array(VECTOR_DIM);
+        const vectors = env.view.vectors;
+        for (const [ix, [weight, time]] of seeds) {
+          b.addSeed(weight, time);
+          b.addRow(this.#store.model.get(neighboursKey(env.view.environment, ix)), PERSONAL_ROW);
+          if (ix < env.view.capacity) for (let d = 0; d < VECTOR_DIM; d++) context[d]! += weight * vectors[ix * VECTOR_DIM + d]!;
+        }
+        normalise(context);
+        ({ popularityWeight, contentWeight } = TUNING.personalized);
+        break;
+      }
+      case 'item_to_item': {
+        const ix = user.contextIx;
+        if (ix === undefined || ix >= env.view.capacity) return null;
+        b.addSeed(1, 0);
+        b.addRow(this.#store.model.get(neighboursKey(env.view.environment, ix)), ITEM_ROW);
+        context = env.view.vectors.slice(ix * VECTOR_DIM, (ix + 1) * VECTOR_DIM);
+        pool = Uint32Array.from(env.view.similarCandidates(ix, SIMILAR_POOL, this.#similar));
+        ({ popularityWeight, contentWeight } = TUNING.itemToItem);
+        break;
+      }
+      case 'popular':
+      case 'trending': {
+        const list = strategy === 'popular' ? env.signals.popular : env.signals.trending;
+        if (list.ix.length === 0) return null;
+        b.addSeed(1, 0);
+        b.addList(list);
+        break;
+      }
+      case 'latest': {
+        const latest = env.view.latest;
+        if (latest.length === 0) return null;
+        b.addSeed(1, 0);
+        // Rank-based weights: f32 cannot hold unix seconds exactly, and only the order matters.
+        b.addList({ ix: Uint32Array.from(latest), weight: Float32Array.from(latest, (_, i) => latest.length - i) });
+        break;
+      }
+      case 'catalog': {
+        if (env.everyIx.length !== env.view.capacity) env.everyIx = Uint32Array.from({ length: env.view.capacity }, (_, i) => i);
+        pool = env.everyIx;
+        ({ popularityWeight, recencyWeight } = TUNING.catalog);
+        break;
+      }
+    }
+    return {
+      k,
+      nowSec: task.nowSec,
+      allowedTypesMask: 0,
+      seedWeight: b.seedWeight.subarray(0, b.m),
+      seedTime: b.seedTime.subarray(0, b.m),
+      seedHalfLifeSec: TUNING.seedHalfLifeSec,
+      neighbourOffsets: b.offsets.subarray(0, b.m + 1),
+      neighbourIx: b.nbIx.subarray(0, b.t),
+      neighbourWeight: b.nbWeight.subarray(0, b.t),
+      pool,
+      exclude: new Uint32Array(0),
+      popularityWeight,
+      recencyWeight,
+      recencyHalfLifeSec: TUNING.recencyHalfLifeSec,
+      contentWeight,
+      context,
+    };
+  }
+
+  #toIds(env: Environment, list: ListTask, placed: number[]): RankedList {
+    const itemIds = placed.map((ix) => env.view.ids[ix]!);
+    if (!list.informationField) return { itemIds };
+    const values = env.view.information.get(list.informationField);
+    return { itemIds, information: placed.map((ix) => values?.[ix]) };
+  }
+}
+
+function normalise(v: Float32Array): void {
+  let norm = 0;
+  for (let d = 0; d < v.length; d++) norm += v[d]! * v[d]!;
+  if (norm === 0) return;
+  const scale = 1 / Math.sqrt(norm);
+  for (let d = 0; d < v.length; d++) v[d]! *= scale;
+}
+
+/**
+ * The list with mandatory items in place: ranked ones at their rank, unranked ones at the first
+ * free places (they are what the caller most wants shown), the engine's items in the gaps. When
+ * the engine found too few, the gaps close up so ranks stay consecutive.
+ */
+export function place(ranked: readonly number[], mandatory: ReadonlyArray<{ ix: number; rank?: number | undefined }>, size: number): number[] {
+  const slots: Array<number | undefined> = new Array(size);
+  for (const m of mandatory) if (m.rank !== undefined) slots[m.rank - 1] = m.ix;
+  const unranked = mandatory.filter((m) => m.rank === undefined).map((m) => m.ix);
+  let u = 0;
+  let r = 0;
+  for (let i = 0; i < size; i++) {
+    if (slots[i] !== undefined) continue;
+    if (u < unranked.length) slots[i] = unranked[u++];
+    else if (r < ranked.length) slots[i] = ranked[r++];
+  }
+  return slots.filter((ix): ix is number => ix !== undefined);
+}

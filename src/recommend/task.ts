@@ -1,0 +1,57 @@
+/**
+ * @module recommend/task
+ * What the main thread sends a ranking worker and what comes back: plain, structured-clone
+ * friendly data (a batch of these is one Piscina task). Types only.
+ */
+import type { ListFilters, ListStrategy } from '../config/types.ts';
+
+/** An item named by a request: the type is optional in SPEC.md's HistoryItem and ListContentItem. */
+export interface ItemRef {
+  id: string;
+  type?: string;
+}
+
+export interface ListTask {
+  strategy: ListStrategy;
+  fallback?: ListStrategy;
+  /** Items wanted in total (list_size); the whole list is ranked so the list cache can hold it. */
+  size: number;
+  itemTypes: readonly string[];
+  /** Configured and requested filters, all applied. */
+  filters: ListFilters[];
+  informationField?: string;
+  /** Mandatory items (list_content): `rank` from 1, or absent for the engine to place. */
+  content: Array<ItemRef & { rank?: number }>;
+}
+
+export interface RankTask {
+  environment: string;
+  nowSec: number;
+  userId?: string;
+  deviceId: string;
+  context?: ItemRef;
+  /** Request histories, flattened: consumed items unless reconsumable, and personalization seeds. */
+  history: Array<ItemRef & { reconsumable: boolean; timestamp?: number }>;
+  /**
+   * This user's consumption accepted by the events API and perhaps not yet written by the model
+   * builder (recommend/recent-consumption.ts): [itemType, itemId, unix sec, event weight].
+   */
+  recent: Array<[string, string, number, number]>;
+  /** Request-level `exclude`: item ids of any type. */
+  exclude: string[];
+  lists: ListTask[];
+}
+
+export interface RankedList {
+  itemIds: string[];
+  /** information_field of each item, when the list configures one. */
+  information?: Array<string | undefined>;
+}
+
+/** A field error found by the worker (list_content naming an unknown item). */
+export interface TaskFieldError {
+  path: string;
+  message: string;
+}
+
+export type RankOutcome = { lists: RankedList[] } | { errors: TaskFieldError[] };

@@ -1,0 +1,45 @@
+/**
+ * @module recommend/worker
+ * A Piscina ranking worker: opens LMDB and builds the engine once, then ranks batches of
+ * requests. A batch is synced with the catalog change feed once, so one thread hop and one sync
+ * serve several requests. A request that fails unexpectedly fails alone (its outcome says so);
+ * the others of its batch are still answered.
+ */
+import { workerData } from 'node:worker_threads';
+import type { Config } from '../config/types.ts';
+import { Store } from '../store/open.ts';
+import { Engine } from './engine.ts';
+import type { RankOutcome, RankTask } from './task.ts';
+
+export interface RankWorkerData {
+  store: Config['store'];
+  environments: Config['environments'];
+}
+
+export interface RankBatch {
+  /** Epoch ms after which the main thread has answered 503: ranking the batch would be wasted. */
+  deadlineAt: number;
+  tasks: RankTask[];
+}
+
+export type BatchOutcome = RankOutcome | { failed: string };
+
+const data = workerData as RankWorkerData;
+const store = new Store(data.store);
+const engine = new Engine(store, data.environments);
+
+export default function rankBatch({ deadlineAt, tasks }: RankBatch): BatchOutcome[] {
+  const now = Date.now();
+  if (now >= deadlineAt) return tasks.map(() => ({ failed: 'deadline passed in the queue' }));
+  // lmdb-js renews its read snapshot on a timer, which a Piscina worker waiting on Atomics may
+  // not reach between tasks: renew it here, or a batch could miss a write already answered 200.
+  store.root.resetReadTxn();
+  engine.sync(now);
+  return tasks.map((task) => {
+    try {
+      return engine.recommend(task);
+    } catch (err) {
+      return { failed: err instanceof Error ? (err.stack ?? err.message) : String(err) };
+    }
+  });
+}
