@@ -7,9 +7,13 @@
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { Ajv } from 'ajv';
+import { LIST_FILTERS_SCHEMA, filterProblems } from '../domain/list-filters.ts';
 import { DEFAULT_CONFIG, ENVIRONMENT_DEFAULTS } from './defaults.ts';
 import { validateConfig } from './schema.ts';
 import type { Config } from './types.ts';
+
+const validateFilters = new Ajv({ allErrors: true }).compile(LIST_FILTERS_SCHEMA);
 
 export class ConfigError extends Error {
   readonly problems: string[];
@@ -141,6 +145,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         if (!environment.itemTypes.includes(t)) {
           problems.push(`environments.${name}.lists.${listName}.itemTypes: '${t}' is not an item type of '${name}'`);
         }
+      }
+      if (list.filters === undefined) continue;
+      const at = `environments.${name}.lists.${listName}.filters`;
+      if (!validateFilters(list.filters)) {
+        for (const e of validateFilters.errors ?? []) problems.push(`${at}${e.instancePath.replaceAll('/', '.')} ${e.message ?? 'is invalid'}`);
+      } else {
+        for (const [field, message] of filterProblems(list.filters, environment.itemTypes, environment.filterAttributes)) problems.push(`${at}.${field} ${message}`);
       }
     }
     const shares = Object.values(environment.controlGroups).reduce((a, b) => a + b, 0);
