@@ -36,6 +36,10 @@ const flagKey = (flag: string) => `f${KEY_SEP}${flag}`;
 const languageKey = (language: string) => `l${KEY_SEP}${language}`;
 const accessKey = (access: string) => `a${KEY_SEP}${access}`;
 const attributeKey = (name: string, value: string) => `x${KEY_SEP}${name}${KEY_SEP}${value}`;
+/** Tags are not a filter field (DESIGN.md), but item-to-item finds content neighbours by them. */
+export const TAG_KEY_PREFIX = `t${KEY_SEP}`;
+export const CATEGORY_KEY_PREFIX = `c${KEY_SEP}`;
+const tagKey = (tag: string) => `${TAG_KEY_PREFIX}${tag.toLowerCase()}`;
 
 const many = (v: string | readonly string[] | undefined): readonly string[] => (v === undefined ? [] : typeof v === 'string' ? [v] : v);
 
@@ -47,9 +51,10 @@ function attributesOf(item: Item): Record<string, unknown> {
   return attributes as Record<string, unknown>;
 }
 
-/** Every filter key the item is found under. */
+/** Every key the item is found under: its filter keys and its tags. */
 export function filterKeysOf(item: Item, filterAttributes: readonly string[]): string[] {
   const keys = new Set<string>();
+  for (const tag of item.tags ?? []) keys.add(tagKey(tag));
   for (const path of item.categories ?? []) for (let d = 1; d <= path.length; d++) keys.add(categoryKey(path, d));
   for (const flag of item.flags ?? []) keys.add(flagKey(flag));
   if (item.language) keys.add(languageKey(item.language));

@@ -24,7 +24,8 @@ export function assignUserGroup(
   userId: string | undefined,
   deviceId: string,
 ): string {
-  if (!userId && deviceId === 'no-consent') return config.serviceGroup;
+  // Without consent nothing may be tested on the user, logged in or not (DESIGN.md).
+  if (deviceId === 'no-consent') return config.serviceGroup;
   const point = bucketOf(environment, userId || deviceId);
   let edge = 0;
   for (const [group, share] of Object.entries(config.controlGroups)) {

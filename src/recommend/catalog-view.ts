@@ -10,7 +10,7 @@
  */
 import type { EnvironmentConfig } from '../config/types.ts';
 import type { Item, StoredItem } from '../domain/item.ts';
-import { filterClauses, filterItemTypes, filterKeysOf } from '../domain/list-filters.ts';
+import { CATEGORY_KEY_PREFIX, TAG_KEY_PREFIX, filterClauses, filterItemTypes, filterKeysOf } from '../domain/list-filters.ts';
 import type { CatalogChange } from '../store/catalog.ts';
 import { itemIndexCount } from '../store/item-index.ts';
 import { ITEM_ENABLED, ITEM_IN_CATALOG, UNKNOWN_TYPE, contentVectorKey } from '../store/model.ts';
@@ -156,7 +156,12 @@ export class CatalogView {
    */
   similarCandidates(ix: number, max: number, out: number[]): number[] {
     out.length = 0;
-    const keys = [...(this.#keysByIx.get(ix) ?? [])].filter((k) => k.startsWith('c')).sort((a, b) => b.length - a.length);
+    // Deepest category paths first (longest keys), then tags.
+    const all = this.#keysByIx.get(ix) ?? [];
+    const keys = [
+      ...all.filter((k) => k.startsWith(CATEGORY_KEY_PREFIX)).sort((a, b) => b.length - a.length),
+      ...all.filter((k) => k.startsWith(TAG_KEY_PREFIX)),
+    ];
     const seen = new Set<number>([ix]);
     for (const key of keys) {
       const bits = this.#bitsets.get(key)!;

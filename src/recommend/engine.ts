@@ -308,7 +308,9 @@ export class Engine {
         b.addSeed(1, 0);
         b.addRow(this.#store.model.get(neighboursKey(env.view.environment, ix)), ITEM_ROW);
         context = env.view.vectors.slice(ix * VECTOR_DIM, (ix + 1) * VECTOR_DIM);
-        pool = Uint32Array.from(env.view.similarCandidates(ix, SIMILAR_POOL, this.#similar));
+        const similar = env.view.similarCandidates(ix, SIMILAR_POOL, this.#similar);
+        // No category or tag to go by: content similarity over the whole catalog (rare: an O(n) pass).
+        pool = similar.length > 0 ? Uint32Array.from(similar) : this.#everyIx(env);
         ({ popularityWeight, contentWeight } = TUNING.itemToItem);
         break;
       }
@@ -329,8 +331,7 @@ export class Engine {
         break;
       }
       case 'catalog': {
-        if (env.everyIx.length !== env.view.capacity) env.everyIx = Uint32Array.from({ length: env.view.capacity }, (_, i) => i);
-        pool = env.everyIx;
+        pool = this.#everyIx(env);
         ({ popularityWeight, recencyWeight } = TUNING.catalog);
         break;
       }
@@ -353,6 +354,11 @@ export class Engine {
       contentWeight,
       context,
     };
+  }
+
+  #everyIx(env: Environment): Uint32Array {
+    if (env.everyIx.length !== env.view.capacity) env.everyIx = Uint32Array.from({ length: env.view.capacity }, (_, i) => i);
+    return env.everyIx;
   }
 
   #toIds(env: Environment, list: ListTask, placed: number[]): RankedList {

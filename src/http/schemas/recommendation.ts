@@ -211,7 +211,11 @@ export function parseRecommendationRequest(body: unknown, env: EnvironmentConfig
     if (l.list_size > limits.maxListSize) problem(`${at}.list_size`, `must be at most ${limits.maxListSize}`);
     if (l.limit !== undefined && l.limit > l.list_size) problem(`${at}.limit`, `must not exceed list_size (${l.list_size})`);
     const ranks = new Set<number>();
+    const ids = new Set<string>();
     (l.list_content ?? []).forEach((c, j) => {
+      // Without a type an id matches any type, so a repeat is judged on the id alone.
+      if (ids.has(c.id)) problem(`${at}.list_content[${j}].id`, `'${c.id}' is already in list_content`);
+      ids.add(c.id);
       if (c.item_type !== undefined && !env.itemTypes.includes(c.item_type)) {
         problem(`${at}.list_content[${j}].item_type`, `'${c.item_type}' is not an item type of this environment`);
       }
