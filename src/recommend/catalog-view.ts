@@ -54,6 +54,7 @@ export class CatalogView {
   readonly #keysByIx = new Map<number, string[]>();
   /** ix by publication time, newest first (ties: lower ix first); may hold items since disabled. */
   latest: number[] = [];
+  #latestList: { ix: Uint32Array; weight: Float32Array } | undefined;
   #allowScratch = new Uint32Array(0);
   #clauseScratch = new Uint32Array(0);
 
@@ -66,8 +67,17 @@ export class CatalogView {
     for (const field of this.#infoFields) this.information.set(field, []);
     this.#grow(itemIndexCount(store, environment));
     const range = store.items.getRange({ start: [environment], end: [environment, KEY_END] });
-    for (const { value } of range) this.#set(value as StoredItem, true);
+    for (const { value } of range) this.#set(value as StoredItem, false);
     this.#rebuildLatest();
+  }
+
+  /**
+   * `latest` as the kernel's virtual neighbour row, rebuilt only after a change. Its weights are
+   * ranks: f32 cannot hold unix seconds exactly, and only the order matters.
+   */
+  latestList(): { ix: Uint32Array; weight: Float32Array } {
+    const latest = this.latest;
+    return (this.#latestList ??= { ix: Uint32Array.from(latest), weight: Float32Array.from(latest, (_, i) => latest.length - i) });
   }
 
   get capacity(): number {
@@ -284,11 +294,13 @@ export class CatalogView {
     for (let ix = 0; ix < this.#capacity; ix++) if (this.flags[ix]! & ITEM_IN_CATALOG) order.push(ix);
     order.sort((a, b) => this.published[b]! - this.published[a]! || a - b);
     this.latest = order.slice(0, LATEST_SIZE);
+    this.#latestList = undefined;
   }
 
   /** Puts ix at its place in `latest` (removing an older place): O(LATEST_SIZE) per catalog write. */
   #insertLatest(ix: number): void {
     const latest = this.latest;
+    this.#latestList = undefined;
     const old = latest.indexOf(ix);
     if (old >= 0) latest.splice(old, 1);
     if (!(this.flags[ix]! & ITEM_IN_CATALOG)) return;

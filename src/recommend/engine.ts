@@ -9,24 +9,36 @@
  */
 import type { Config, ListStrategy } from '../config/types.ts';
 import { Catalog } from '../store/catalog.ts';
-import { CHANGES_POSITION_KEY, EVENT_TYPE_CODES, deviceHistoryKey, neighboursKey, userHistoryKey } from '../store/model.ts';
+import { CHANGES_POSITION_KEY, EVENT_TYPE_CODES, decodeNeighbours, deviceHistoryKey, neighboursKey, userHistoryKey } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 import { CatalogView } from './catalog-view.ts';
 import { WasmRanker } from './kernel.ts';
-import { VECTOR_DIM, type RankInput, type Ranker } from './reference-ranker.ts';
+import { VECTOR_DIM as DIM, type RankInput, type Ranker } from './reference-ranker.ts';
+
+/** A local copy: a module import is read through a getter, which showed in profiles of the hot loops. */
+const VECTOR_DIM = DIM;
 import { Signals, type TopList } from './signals.ts';
 import type { ItemRef, ListTask, RankOutcome, RankTask, RankedList, TaskFieldError } from './task.ts';
 
+// Candidate budgets: the kernel's cost is about linear in candidates (each one a few cache
+// misses), so these bound a ranking to a few hundred of them.
 /** Seeds a personalized list grows from: the most recent distinct items. */
-const MAX_SEEDS = 20;
+const MAX_SEEDS = 10;
 /** Neighbours read per seed row (rows are stored strongest first). */
-const PERSONAL_ROW = 50;
-const ITEM_ROW = 200;
-/** Items sharing categories with a context item, scored by content similarity. */
-const SIMILAR_POOL = 1000;
+const PERSONAL_ROW = 30;
+const ITEM_ROW = 100;
+/** Items sharing categories or tags with a context item, scored by content similarity. */
+const SIMILAR_POOL = 200;
+/**
+ * Entries of a ranked list (popular, trending, latest) tried first: enough for nearly every
+ * request after exclusions; the whole list only when they fall short.
+ */
+const TOP_LIST_HEAD = 256;
 const DAY = 86_400;
 const CONTEXT_SEED_WEIGHT = 2;
 const CHANGES_PER_SYNC = 10_000;
+/** Neighbour rows a worker keeps per environment (~1 KB each). */
+const MAX_CACHED_ROWS = 100_000;
 
 /** Ranking parameters per strategy; quality tuning (issue 5) changes these numbers only. */
 const TUNING = {
@@ -47,7 +59,6 @@ class InputBuffers {
   offsets = new Uint32Array(65);
   nbIx = new Uint32Array(4096);
   nbWeight = new Float32Array(4096);
-  rowBytes = new Uint8Array(4096);
   m = 0;
   t = 0;
 
@@ -77,32 +88,23 @@ class InputBuffers {
     this.nbWeight = grown(this.nbWeight, size);
   }
 
-  /** Appends up to `max` entries of a stored neighbour row (store/model.ts), weights scaled to the strongest = 1. */
-  addRow(bytes: Uint8Array | undefined, max: number): void {
-    if (!bytes || bytes.byteLength < 4) return;
-    if (this.rowBytes.length < bytes.byteLength) this.rowBytes = new Uint8Array(bytes.byteLength * 2);
-    // LMDB's buffer is not 4-byte aligned: copy to an aligned one to read it as words.
-    this.rowBytes.set(bytes);
-    const words = new Uint32Array(this.rowBytes.buffer, 0, bytes.byteLength >>> 2);
-    const n = words[0]!;
-    if (words.length < 1 + 2 * n) return;
-    const weights = new Float32Array(this.rowBytes.buffer, (1 + n) * 4, n);
-    const take = Math.min(n, max);
-    const top = take > 0 && weights[0]! > 0 ? weights[0]! : 1;
-    this.#reserve(take);
-    for (let j = 0; j < take; j++) {
-      this.nbIx[this.t] = words[1 + j]!;
-      this.nbWeight[this.t] = weights[j]! / top;
-      this.t++;
-    }
+  /** Appends up to `max` entries of a neighbour row as the last seed's row. */
+  addRow(row: TopList, max: number): void {
+    const n = Math.min(max, row.ix.length);
+    this.#reserve(n);
+    this.nbIx.set(row.ix.subarray(0, n), this.t);
+    this.nbWeight.set(row.weight.subarray(0, n), this.t);
+    this.t += n;
     this.offsets[this.m] = this.t;
   }
 
-  addList(list: TopList): void {
-    this.#reserve(list.ix.length);
-    this.nbIx.set(list.ix, this.t);
-    this.nbWeight.set(list.weight, this.t);
-    this.t += list.ix.length;
+  /** Appends the first `depth` entries of a ranked list as the last seed's row. */
+  addList(list: TopList, depth: number): void {
+    const n = Math.min(depth, list.ix.length);
+    this.#reserve(n);
+    this.nbIx.set(list.ix.subarray(0, n), this.t);
+    this.nbWeight.set(list.weight.subarray(0, n), this.t);
+    this.t += n;
     this.offsets[this.m] = this.t;
   }
 }
@@ -119,6 +121,8 @@ interface Environment {
   signals: Signals;
   /** Every ix, for the catalog-wide last resort. */
   everyIx: Uint32Array;
+  rows: Map<number, TopList>;
+  rowsGeneration: number;
 }
 
 /** What one request knows about its user, gathered once for all its lists. */
@@ -148,7 +152,7 @@ export class Engine {
       const ranker = new WasmRanker();
       const view = new CatalogView(store, name, config, ranker);
       const signals = new Signals(store, view, ranker);
-      this.#environments.set(name, { view, ranker, signals, everyIx: new Uint32Array(0) });
+      this.#environments.set(name, { view, ranker, signals, everyIx: new Uint32Array(0), rows: new Map(), rowsGeneration: -1 });
     }
     this.sync(Date.now());
     for (const env of this.#environments.values()) env.signals.refresh(Date.now(), true);
@@ -262,15 +266,19 @@ export class Engine {
     const allow = env.view.allowBitset(list.filters);
     const excludeBase = user.exclude.length;
     for (const strategy of chain) {
-      const input = this.#input(env, task, strategy, user, k - out.length);
-      if (!input) continue;
-      input.allowedTypesMask = typesMask;
-      input.allow = allow;
-      input.exclude = Uint32Array.from(user.exclude);
-      const result = env.ranker.rank(input);
-      for (const ix of result.ix) {
-        out.push(ix);
-        user.exclude.push(ix);
+      for (const depth of [TOP_LIST_HEAD, Infinity]) {
+        const input = this.#input(env, task, strategy, user, k - out.length, depth);
+        if (!input) break;
+        input.allowedTypesMask = typesMask;
+        input.allow = allow;
+        input.exclude = Uint32Array.from(user.exclude);
+        const result = env.ranker.rank(input);
+        for (const ix of result.ix) {
+          out.push(ix);
+          user.exclude.push(ix);
+        }
+        // A second, deeper pass only for a ranked list whose head was too short.
+        if (out.length >= k || !isTopList(strategy) || input.neighbourIx.length < depth) break;
       }
       if (out.length >= k) break;
     }
@@ -279,7 +287,7 @@ export class Engine {
   }
 
   /** The kernel input of one strategy, or null when it has nothing to rank from. */
-  #input(env: Environment, task: RankTask, strategy: ListStrategy | 'catalog', user: UserContext, k: number): RankInput | null {
+  #input(env: Environment, task: RankTask, strategy: ListStrategy | 'catalog', user: UserContext, k: number, depth: number): RankInput | null {
     const b = this.#buffers;
     b.reset();
     let pool: Uint32Array = new Uint32Array(0);
@@ -295,7 +303,7 @@ export class Engine {
         const vectors = env.view.vectors;
         for (const [ix, [weight, time]] of seeds) {
           b.addSeed(weight, time);
-          b.addRow(this.#store.model.get(neighboursKey(env.view.environment, ix)), PERSONAL_ROW);
+          b.addRow(this.#neighbours(env, ix), PERSONAL_ROW);
           if (ix < env.view.capacity) for (let d = 0; d < VECTOR_DIM; d++) context[d]! += weight * vectors[ix * VECTOR_DIM + d]!;
         }
         normalise(context);
@@ -306,7 +314,7 @@ export class Engine {
         const ix = user.contextIx;
         if (ix === undefined || ix >= env.view.capacity) return null;
         b.addSeed(1, 0);
-        b.addRow(this.#store.model.get(neighboursKey(env.view.environment, ix)), ITEM_ROW);
+        b.addRow(this.#neighbours(env, ix), ITEM_ROW);
         context = env.view.vectors.slice(ix * VECTOR_DIM, (ix + 1) * VECTOR_DIM);
         const similar = env.view.similarCandidates(ix, SIMILAR_POOL, this.#similar);
         // No category or tag to go by: content similarity over the whole catalog (rare: an O(n) pass).
@@ -315,19 +323,12 @@ export class Engine {
         break;
       }
       case 'popular':
-      case 'trending': {
-        const list = strategy === 'popular' ? env.signals.popular : env.signals.trending;
+      case 'trending':
+      case 'latest': {
+        const list = strategy === 'popular' ? env.signals.popular : strategy === 'trending' ? env.signals.trending : env.view.latestList();
         if (list.ix.length === 0) return null;
         b.addSeed(1, 0);
-        b.addList(list);
-        break;
-      }
-      case 'latest': {
-        const latest = env.view.latest;
-        if (latest.length === 0) return null;
-        b.addSeed(1, 0);
-        // Rank-based weights: f32 cannot hold unix seconds exactly, and only the order matters.
-        b.addList({ ix: Uint32Array.from(latest), weight: Float32Array.from(latest, (_, i) => latest.length - i) });
+        b.addList(list, depth);
         break;
       }
       case 'catalog': {
@@ -356,6 +357,28 @@ export class Engine {
     };
   }
 
+  /**
+   * The item's neighbour row, its weights scaled to the strongest = 1, at most ITEM_ROW long.
+   * Rows are cached: random LMDB reads of kilobyte rows were most of a ranking's cost.
+   * Invalidation: the whole cache when the model builder has written since (Signals.generation).
+   */
+  #neighbours(env: Environment, ix: number): TopList {
+    if (env.rowsGeneration !== env.signals.generation) {
+      env.rows.clear();
+      env.rowsGeneration = env.signals.generation;
+    }
+    let row = env.rows.get(ix);
+    if (row) return row;
+    const bytes = this.#store.model.get(neighboursKey(env.view.environment, ix));
+    const stored = decodeNeighbours(bytes);
+    const n = Math.min(ITEM_ROW, stored.ix.length);
+    const top = n > 0 && stored.weight[0]! > 0 ? stored.weight[0]! : 1;
+    row = { ix: stored.ix.slice(0, n), weight: Float32Array.from(stored.weight.subarray(0, n), (w) => w / top) };
+    if (env.rows.size >= MAX_CACHED_ROWS) env.rows.clear();
+    env.rows.set(ix, row);
+    return row;
+  }
+
   #everyIx(env: Environment): Uint32Array {
     if (env.everyIx.length !== env.view.capacity) env.everyIx = Uint32Array.from({ length: env.view.capacity }, (_, i) => i);
     return env.everyIx;
@@ -368,6 +391,8 @@ export class Engine {
     return { itemIds, information: placed.map((ix) => values?.[ix]) };
   }
 }
+
+const isTopList = (strategy: ListStrategy | 'catalog') => strategy === 'popular' || strategy === 'trending' || strategy === 'latest';
 
 function normalise(v: Float32Array): void {
   let norm = 0;

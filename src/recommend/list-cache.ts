@@ -6,7 +6,7 @@
  * first (Map insertion order). A restart forgets every list (clients then get 404, as for an
  * expired key).
  */
-import { randomBytes } from 'node:crypto';
+import { random16 } from '../random-pool.ts';
 
 export interface CachedList {
   environment: string;
@@ -34,7 +34,7 @@ export class ListCache {
 
   /** Stores a list for `ttlSec`; returns its key (128 random bits, base64url). */
   put(list: CachedList, ttlSec: number, now = Date.now()): string {
-    const key = randomBytes(16).toString('base64url');
+    const key = Buffer.from(random16()).toString('base64url');
     if (this.#entries.size >= this.#maxEntries) this.#entries.delete(this.#entries.keys().next().value!);
     this.#entries.set(key, { list, expiresAt: now + ttlSec * 1000 });
     // Drop a few expired entries from the front on every put: bounded work, no timer.

@@ -8,6 +8,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { Config, EnvironmentConfig } from '../../config/types.ts';
 import { assignUserGroup, isControlGroup } from '../../domain/user-group.ts';
+import { random16 } from '../../random-pool.ts';
 import { E } from '../../errors.ts';
 import type { CachedList, ListCache } from '../../recommend/list-cache.ts';
 import type { RankingPool } from '../../recommend/pool.ts';
@@ -97,7 +98,7 @@ export function registerRecommendationRoutes(server: HttpServer, deps: Recommend
     await authorize(deps.auth, req.authorization, environment);
     const env = environmentOf(deps, environment);
     const request = parseRecommendationRequest(parseJson(body), env, deps.recommend);
-    const requestId = uuidv7();
+    const requestId = uuidv7({ rng: random16 });
     const userGroup = request.userGroup ?? assignUserGroup(env, environment, request.userId, request.deviceId);
     const head = { request_id: requestId, user_group: userGroup, device_id: request.deviceId, ...(request.userId ? { user_id: request.userId } : {}) };
 
