@@ -31,7 +31,7 @@ export const DEFAULT_CONFIG: Config = {
   // One core stays with the main thread (HTTP, validation) and the model builder.
   recommend: {
     workers: Math.max(1, availableParallelism() - 1),
-    maxQueue: 256,
+    maxQueue: 4096,
     deadlineMs: 1000,
     maxBatch: 16,
     maxListSize: 1000,

@@ -95,7 +95,7 @@ export interface AuthConfig {
 export interface RecommendConfig {
   /** Ranking worker threads. */
   workers: number;
-  /** Batches waiting for a worker beyond which requests get 503. */
+  /** Requests waiting for a worker beyond which a new one gets 503. */
   maxQueue: number;
   /** A request not answered by then gets 503 with Retry-After. */
   deadlineMs: number;

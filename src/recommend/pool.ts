@@ -1,9 +1,9 @@
 /**
  * @module recommend/pool
  * The main thread's side of ranking: a Piscina pool of ranking workers and the batcher in front
- * of it. Requests that arrive in the same turn of the event loop travel to a worker as one task
+ * of it. Requests wait here while every worker is busy and then travel to a worker as one task
  * (up to maxBatch), so under load one thread hop serves many requests. A request gets 503
- * (Retry-After) when the queue is full or its deadline passes first; it never hangs.
+ * (Retry-After) when maxQueue requests already wait or its deadline passes first; it never hangs.
  */
 import { Piscina } from 'piscina';
 import type { Config } from '../config/types.ts';
@@ -16,52 +16,78 @@ const RETRY_AFTER_SEC = 1;
 
 interface Pending {
   task: RankTask;
+  /** Epoch ms after which the request is answered 503. */
+  deadlineAt: number;
   resolve(outcome: RankOutcome): void;
   reject(err: unknown): void;
 }
 
 export class RankingPool {
   readonly #piscina: Piscina;
+  readonly #workers: number;
   readonly #maxBatch: number;
+  readonly #maxWaiting: number;
   readonly #deadlineMs: number;
   #pending: Pending[] = [];
+  #inFlight = 0;
   #scheduled = false;
+  #expiryTimer: NodeJS.Timeout | undefined;
 
   constructor(config: Pick<Config, 'store' | 'environments' | 'recommend'>) {
     const workerData: RankWorkerData = { store: config.store, environments: config.environments };
+    this.#workers = config.recommend.workers;
     this.#piscina = new Piscina({
       filename: WORKER_ENTRY,
-      minThreads: config.recommend.workers,
-      maxThreads: config.recommend.workers,
-      maxQueue: config.recommend.maxQueue,
+      minThreads: this.#workers,
+      maxThreads: this.#workers,
       idleTimeout: Infinity,
       workerData,
     });
     this.#maxBatch = config.recommend.maxBatch;
+    this.#maxWaiting = config.recommend.maxQueue;
     this.#deadlineMs = config.recommend.deadlineMs;
   }
 
   /** Resolves once every worker has built its engine, so the first request does not wait for it. */
   async ready(): Promise<void> {
     const empty: RankBatch = { deadlineAt: Infinity, tasks: [] };
-    await Promise.all(Array.from({ length: this.#piscina.options.minThreads }, () => this.#piscina.run(empty)));
+    await Promise.all(Array.from({ length: this.#workers }, () => this.#piscina.run(empty)));
   }
 
   /** Ranks one request; rejects with E.unavailable (503) on a full queue or a missed deadline. */
   rank(task: RankTask): Promise<RankOutcome> {
+    if (this.#pending.length >= this.#maxWaiting) {
+      return Promise.reject(E.unavailable('The recommendation queue is full; retry shortly', RETRY_AFTER_SEC));
+    }
     return new Promise((resolve, reject) => {
-      this.#pending.push({ task, resolve, reject });
-      if (this.#pending.length >= this.#maxBatch) this.#flush();
-      else if (!this.#scheduled) {
+      this.#pending.push({ task, deadlineAt: Date.now() + this.#deadlineMs, resolve, reject });
+      if (!this.#scheduled) {
         this.#scheduled = true;
+        // Requests of the same event-loop turn go together.
         setImmediate(() => this.#flush());
       }
     });
   }
 
+  /**
+   * Sends waiting requests while a worker is free: at most one batch per worker in flight, so
+   * under load the requests that arrive meanwhile form the next, larger batch (fewer hops), and
+   * at low load a request waits for no one. Requests past their deadline are answered 503.
+   */
   #flush(): void {
     this.#scheduled = false;
-    while (this.#pending.length > 0) this.#send(this.#pending.splice(0, this.#maxBatch));
+    const now = Date.now();
+    if (this.#pending.length > 0 && this.#pending[0]!.deadlineAt <= now) {
+      const busy = E.unavailable(`No answer within ${this.#deadlineMs} ms: the recommendation engine is busy; retry shortly`, RETRY_AFTER_SEC);
+      const expired = this.#pending.filter((p) => p.deadlineAt <= now);
+      this.#pending = this.#pending.filter((p) => p.deadlineAt > now);
+      for (const p of expired) p.reject(busy);
+    }
+    while (this.#inFlight < this.#workers && this.#pending.length > 0) this.#send(this.#pending.splice(0, this.#maxBatch));
+    clearTimeout(this.#expiryTimer);
+    this.#expiryTimer = undefined;
+    // Every worker busy (or stuck): the oldest waiting request still gets its 503 on time.
+    if (this.#pending.length > 0) this.#expiryTimer = setTimeout(() => this.#flush(), Math.max(0, this.#pending[0]!.deadlineAt - now));
   }
 
   /**
@@ -70,16 +96,18 @@ export class RankingPool {
    * dropped, and a batch still queued at its deadline is skipped by the worker.
    */
   #send(batch: Pending[]): void {
+    this.#inFlight++;
     let settled = false;
+    const deadlineAt = batch[0]!.deadlineAt;
     const timer = setTimeout(() => {
       settled = true;
       const busy = E.unavailable(`No answer within ${this.#deadlineMs} ms: the recommendation engine is busy; retry shortly`, RETRY_AFTER_SEC);
       for (const p of batch) p.reject(busy);
-    }, this.#deadlineMs);
-    const request: RankBatch = { deadlineAt: Date.now() + this.#deadlineMs, tasks: batch.map((p) => p.task) };
+    }, Math.max(0, deadlineAt - Date.now()));
+    const request: RankBatch = { deadlineAt, tasks: batch.map((p) => p.task) };
     this.#piscina.run(request).then(
       (outcomes: BatchOutcome[]) => {
-        clearTimeout(timer);
+        this.#done(timer);
         if (settled) return;
         batch.forEach((p, i) => {
           const outcome = outcomes[i]!;
@@ -88,16 +116,20 @@ export class RankingPool {
         });
       },
       (err: unknown) => {
-        clearTimeout(timer);
-        if (settled) return;
-        const full = err instanceof Error && /queue is at limit/i.test(err.message);
-        const failure = full ? E.unavailable('The recommendation queue is full; retry shortly', RETRY_AFTER_SEC) : E.internal(err);
-        for (const p of batch) p.reject(failure);
+        this.#done(timer);
+        if (!settled) for (const p of batch) p.reject(E.internal(err));
       },
     );
   }
 
+  #done(timer: NodeJS.Timeout): void {
+    clearTimeout(timer);
+    this.#inFlight--;
+    if (this.#pending.length > 0 && !this.#scheduled) this.#flush();
+  }
+
   async close(): Promise<void> {
+    clearTimeout(this.#expiryTimer);
     await this.#piscina.destroy();
   }
 }
