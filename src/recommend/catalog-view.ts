@@ -56,6 +56,9 @@ export class CatalogView {
   latest: number[] = [];
   #latestList: { ix: Uint32Array; weight: Float32Array } | undefined;
   #allowScratch = new Uint32Array(0);
+  /** similarCandidates' "already taken" marks: entry ix == #stamp means taken in this call. */
+  #seenStamp = new Uint32Array(0);
+  #stamp = 0;
   #clauseScratch = new Uint32Array(0);
 
   constructor(store: Store, environment: string, config: EnvironmentConfig, ranker: Ranker) {
@@ -166,14 +169,13 @@ export class CatalogView {
    */
   similarCandidates(ix: number, max: number, out: number[]): number[] {
     out.length = 0;
-    // Deepest category paths first (longest keys), then tags.
-    const all = this.#keysByIx.get(ix) ?? [];
-    const keys = [
-      ...all.filter((k) => k.startsWith(CATEGORY_KEY_PREFIX)).sort((a, b) => b.length - a.length),
-      ...all.filter((k) => k.startsWith(TAG_KEY_PREFIX)),
-    ];
-    const seen = new Set<number>([ix]);
-    for (const key of keys) {
+    if (this.#seenStamp.length < this.#capacity) this.#seenStamp = new Uint32Array(this.#capacity);
+    const stamp = ++this.#stamp;
+    const seen = this.#seenStamp;
+    seen[ix] = stamp;
+    // Keys are kept deepest category first, then tags (see #index): most specific neighbours first.
+    for (const key of this.#keysByIx.get(ix) ?? []) {
+      if (!key.startsWith(CATEGORY_KEY_PREFIX) && !key.startsWith(TAG_KEY_PREFIX)) break;
       const bits = this.#bitsets.get(key)!;
       for (let w = 0; w < bits.length && out.length < max; w++) {
         let word = bits[w]!;
@@ -181,8 +183,8 @@ export class CatalogView {
           const bit = 31 - Math.clz32(word & -word);
           word &= word - 1;
           const candidate = (w << 5) | bit;
-          if (!seen.has(candidate)) {
-            seen.add(candidate);
+          if (seen[candidate] !== stamp) {
+            seen[candidate] = stamp;
             out.push(candidate);
           }
         }
@@ -244,6 +246,9 @@ export class CatalogView {
       this.#keysByIx.delete(ix);
       return;
     }
+    // Deepest category paths (longest keys) first, then tags, then the rest: similarCandidates' order.
+    const rank = (k: string) => (k.startsWith(CATEGORY_KEY_PREFIX) ? 0 : k.startsWith(TAG_KEY_PREFIX) ? 1 : 2);
+    keys.sort((a, b) => rank(a) - rank(b) || b.length - a.length);
     this.#keysByIx.set(ix, keys);
     const words = this.#capacity >>> 5;
     for (const key of keys) {

@@ -373,7 +373,8 @@ export class Engine {
     const stored = decodeNeighbours(bytes);
     const n = Math.min(ITEM_ROW, stored.ix.length);
     const top = n > 0 && stored.weight[0]! > 0 ? stored.weight[0]! : 1;
-    row = { ix: stored.ix.slice(0, n), weight: Float32Array.from(stored.weight.subarray(0, n), (w) => w / top) };
+    row = { ix: stored.ix.slice(0, n), weight: new Float32Array(n) };
+    for (let j = 0; j < n; j++) row.weight[j] = stored.weight[j]! / top;
     if (env.rows.size >= MAX_CACHED_ROWS) env.rows.clear();
     env.rows.set(ix, row);
     return row;
