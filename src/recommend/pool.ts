@@ -13,6 +13,12 @@ import type { BatchOutcome, RankBatch, RankWorkerData } from './worker.ts';
 
 const WORKER_ENTRY = new URL('./worker-entry.mjs', import.meta.url).pathname;
 const RETRY_AFTER_SEC = 1;
+/**
+ * An idle pool sends its workers empty batches this often: each batch syncs the worker with the
+ * catalog change feed, so a bulk load between requests is not left for one request to replay.
+ * (Workers block between tasks, Piscina's fastest mode, so they cannot keep a timer themselves.)
+ */
+const IDLE_SYNC_MS = 200;
 
 interface Pending {
   task: RankTask;
@@ -32,6 +38,7 @@ export class RankingPool {
   #inFlight = 0;
   #scheduled = false;
   #expiryTimer: NodeJS.Timeout | undefined;
+  readonly #idleSync: NodeJS.Timeout;
 
   constructor(config: Pick<Config, 'store' | 'environments' | 'recommend'>) {
     const workerData: RankWorkerData = { store: config.store, environments: config.environments };
@@ -46,6 +53,11 @@ export class RankingPool {
     this.#maxBatch = config.recommend.maxBatch;
     this.#maxWaiting = config.recommend.maxQueue;
     this.#deadlineMs = config.recommend.deadlineMs;
+    this.#idleSync = setInterval(() => {
+      if (this.#inFlight > 0 || this.#pending.length > 0) return;
+      const empty: RankBatch = { deadlineAt: Infinity, tasks: [] };
+      for (let w = 0; w < this.#workers; w++) this.#piscina.run(empty).catch(() => undefined);
+    }, IDLE_SYNC_MS).unref();
   }
 
   /** Resolves once every worker has built its engine, so the first request does not wait for it. */
@@ -129,6 +141,7 @@ export class RankingPool {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.#idleSync);
     clearTimeout(this.#expiryTimer);
     await this.#piscina.destroy();
   }

@@ -28,6 +28,7 @@ const data = workerData as RankWorkerData;
 const store = new Store(data.store);
 const engine = new Engine(store, data.environments);
 
+
 export default function rankBatch({ deadlineAt, tasks }: RankBatch): BatchOutcome[] {
   const now = Date.now();
   if (now >= deadlineAt) return tasks.map(() => ({ failed: 'deadline passed in the queue' }));
