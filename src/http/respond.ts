@@ -61,7 +61,8 @@ export function sendEmpty(ex: Exchange, status: number): void {
 export function sendProblem(ex: Exchange, err: unknown, statusMap: StatusMap, log: Logger): void {
   const appError = err instanceof AppError ? err : E.internal(err);
   const status = statusMap[appError.kind] ?? appError.status;
-  if (status >= 500) log.error({ kind: appError.kind, err: appError.cause ?? appError }, appError.detail);
+  // Shedding load (503) is expected under overload, and a log line per shed request would add to it.
+  if (status >= 500 && status !== 503) log.error({ kind: appError.kind, err: appError.cause ?? appError }, appError.detail);
   else log.debug({ kind: appError.kind, status }, appError.detail);
   const body: Record<string, unknown> = {
     type: `urn:affinity:problem:${appError.kind.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`,

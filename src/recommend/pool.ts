@@ -90,7 +90,7 @@ export class RankingPool {
     this.#scheduled = false;
     const now = Date.now();
     if (this.#pending.length > 0 && this.#pending[0]!.deadlineAt <= now) {
-      const busy = E.unavailable(`No answer within ${this.#deadlineMs} ms: the recommendation engine is busy; retry shortly`, RETRY_AFTER_SEC);
+      const busy = this.#busy();
       const expired = this.#pending.filter((p) => p.deadlineAt <= now);
       this.#pending = this.#pending.filter((p) => p.deadlineAt > now);
       for (const p of expired) p.reject(busy);
@@ -113,7 +113,7 @@ export class RankingPool {
     const deadlineAt = batch[0]!.deadlineAt;
     const timer = setTimeout(() => {
       settled = true;
-      const busy = E.unavailable(`No answer within ${this.#deadlineMs} ms: the recommendation engine is busy; retry shortly`, RETRY_AFTER_SEC);
+      const busy = this.#busy();
       for (const p of batch) p.reject(busy);
     }, Math.max(0, deadlineAt - Date.now()));
     const request: RankBatch = { deadlineAt, tasks: batch.map((p) => p.task) };
@@ -124,6 +124,7 @@ export class RankingPool {
         batch.forEach((p, i) => {
           const outcome = outcomes[i]!;
           if ('failed' in outcome) p.reject(E.internal(new Error(outcome.failed)));
+          else if ('expired' in outcome) p.reject(this.#busy());
           else p.resolve(outcome);
         });
       },
@@ -132,6 +133,10 @@ export class RankingPool {
         if (!settled) for (const p of batch) p.reject(E.internal(err));
       },
     );
+  }
+
+  #busy() {
+    return E.unavailable(`No answer within ${this.#deadlineMs} ms: the recommendation engine is busy; retry shortly`, RETRY_AFTER_SEC);
   }
 
   #done(timer: NodeJS.Timeout): void {

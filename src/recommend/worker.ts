@@ -22,7 +22,8 @@ export interface RankBatch {
   tasks: RankTask[];
 }
 
-export type BatchOutcome = RankOutcome | { failed: string };
+/** `expired`: the batch waited past its deadline and was not ranked (the requester answered 503). */
+export type BatchOutcome = RankOutcome | { failed: string } | { expired: true };
 
 const data = workerData as RankWorkerData;
 const store = new Store(data.store);
@@ -31,7 +32,7 @@ const engine = new Engine(store, data.environments);
 
 export default function rankBatch({ deadlineAt, tasks }: RankBatch): BatchOutcome[] {
   const now = Date.now();
-  if (now >= deadlineAt) return tasks.map(() => ({ failed: 'deadline passed in the queue' }));
+  if (now >= deadlineAt) return tasks.map(() => ({ expired: true as const }));
   // lmdb-js renews its read snapshot on a timer, which a Piscina worker waiting on Atomics may
   // not reach between tasks: renew it here, or a batch could miss a write already answered 200.
   store.root.resetReadTxn();
