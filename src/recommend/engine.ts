@@ -88,7 +88,7 @@ class InputBuffers {
     this.nbWeight = grown(this.nbWeight, size);
   }
 
-  /** Appends up to `max` entries of a neighbour row as the last seed's row. */
+  /** Appends the first `max` entries of a row (neighbours, or a ranked list) as the last seed's row. */
   addRow(row: TopList, max: number): void {
     const n = Math.min(max, row.ix.length);
     this.#reserve(n);
@@ -98,15 +98,6 @@ class InputBuffers {
     this.offsets[this.m] = this.t;
   }
 
-  /** Appends the first `depth` entries of a ranked list as the last seed's row. */
-  addList(list: TopList, depth: number): void {
-    const n = Math.min(depth, list.ix.length);
-    this.#reserve(n);
-    this.nbIx.set(list.ix.subarray(0, n), this.t);
-    this.nbWeight.set(list.weight.subarray(0, n), this.t);
-    this.t += n;
-    this.offsets[this.m] = this.t;
-  }
 }
 
 function grown<T extends Float32Array | Uint32Array>(a: T, size: number): T {
@@ -332,7 +323,7 @@ export class Engine {
         const list = strategy === 'popular' ? env.signals.popular : strategy === 'trending' ? env.signals.trending : env.view.latestList();
         if (list.ix.length === 0) return null;
         b.addSeed(1, 0);
-        b.addList(list, depth);
+        b.addRow(list, depth);
         break;
       }
       case 'catalog': {

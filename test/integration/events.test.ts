@@ -8,22 +8,10 @@ import { after, before, describe, test } from 'node:test';
 import { getToken, runCli } from '../helpers/auth.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { snapshotStore } from '../helpers/store-snapshot.ts';
+import { assertProblem, type FieldErrorEntry, type Problem } from '../helpers/problem.ts';
 
 type Event = Record<string, unknown>;
 
-interface FieldErrorEntry {
-  index?: number;
-  path: string;
-  message: string;
-}
-
-interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  errors?: FieldErrorEntry[];
-}
 
 /** SPEC.md "Events": every event type with exactly its required fields, valid values. */
 const REQUIRED: Record<string, Event> = (() => {
@@ -86,28 +74,6 @@ async function assertAccepted(res: Response): Promise<void> {
   assert.equal(text, '');
 }
 
-/** Asserts a problem response (status, media type, RFC 9457 fields and nothing else); returns its body. */
-async function assertProblem(res: Response, status: number, kind: string): Promise<Problem> {
-  const text = await res.text();
-  assert.equal(res.status, status, `status (body: ${text.slice(0, 500)})`);
-  assert.equal(res.headers.get('content-type'), 'application/problem+json');
-  const body = JSON.parse(text) as Problem;
-  assert.equal(body.type, `urn:affinity:problem:${kind}`);
-  assert.equal(body.status, status);
-  assert.ok(typeof body.title === 'string' && body.title.length > 0, 'title is a non-empty string');
-  assert.ok(typeof body.detail === 'string' && body.detail.length > 0, 'detail is a non-empty string');
-  for (const key of Object.keys(body)) {
-    assert.ok(['type', 'title', 'status', 'detail', 'errors'].includes(key), `unexpected problem field '${key}'`);
-  }
-  if (body.errors !== undefined) {
-    assert.ok(Array.isArray(body.errors) && body.errors.length > 0, 'errors is a non-empty array');
-    for (const e of body.errors) {
-      assert.equal(typeof e.path, 'string');
-      assert.ok(typeof e.message === 'string' && e.message.length > 0, 'message is a non-empty string');
-    }
-  }
-  return body;
-}
 
 /**
  * Asserts a 400 for per-event failures: the `Events contain errors: ` title and exactly one

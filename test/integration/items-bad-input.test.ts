@@ -5,41 +5,9 @@ import { after, before, describe, test } from 'node:test';
 import { getToken } from '../helpers/auth.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { snapshotStore } from '../helpers/store-snapshot.ts';
+import { assertProblem, type Problem } from '../helpers/problem.ts';
 
-interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  errors?: Array<{ path: string; message: string }>;
-}
 
-/** Asserts a problem response (status, media type, RFC 9457 fields, nothing else) and returns its body. */
-async function assertProblem(res: Response, status: number, kind: string): Promise<Problem> {
-  const text = await res.text();
-  assert.equal(res.status, status, `status (body: ${text.slice(0, 300)})`);
-  assert.equal(res.headers.get('content-type'), 'application/problem+json');
-  const body = JSON.parse(text) as Problem;
-  assert.equal(body.type, `urn:affinity:problem:${kind}`);
-  assert.equal(typeof body.title, 'string');
-  assert.ok(body.title.length > 0, 'title is not empty');
-  assert.equal(body.status, status);
-  assert.equal(typeof body.detail, 'string');
-  assert.ok(body.detail.length > 0, 'detail is not empty');
-  for (const key of Object.keys(body)) {
-    assert.ok(['type', 'title', 'status', 'detail', 'errors'].includes(key), `unexpected problem field '${key}'`);
-  }
-  if (body.errors !== undefined) {
-    assert.ok(Array.isArray(body.errors) && body.errors.length > 0, 'errors is a non-empty array');
-    for (const e of body.errors) {
-      assert.deepEqual(Object.keys(e).sort(), ['message', 'path']);
-      assert.equal(typeof e.path, 'string');
-      assert.equal(typeof e.message, 'string');
-      assert.ok(e.message.length > 0);
-    }
-  }
-  return body;
-}
 
 type ExpectedErrors = Array<[path: string, message?: RegExp]>;
 

@@ -10,14 +10,8 @@ import { DEFAULT_CONFIG } from '../../src/config/defaults.ts';
 import { getToken, runCli } from '../helpers/auth.ts';
 import { startServer, tempDir, type TestServer } from '../helpers/server.ts';
 import { snapshotStore } from '../helpers/store-snapshot.ts';
+import { assertProblem, type Problem } from '../helpers/problem.ts';
 
-interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  errors?: Array<{ path: string; message: string }>;
-}
 
 type Body = Record<string, unknown>;
 
@@ -113,17 +107,6 @@ describe('recommendation request bad input', () => {
       ...(payload instanceof ReadableStream ? { duplex: 'half' } : {}),
     } as RequestInit);
 
-  async function assertProblem(res: Response, status: number, kind: string): Promise<Problem> {
-    const text = await res.text();
-    assert.equal(res.status, status, `status (body: ${text.slice(0, 500)})`);
-    assert.equal(res.headers.get('content-type'), 'application/problem+json');
-    const problem = JSON.parse(text) as Problem;
-    assert.equal(problem.type, `urn:affinity:problem:${kind}`);
-    assert.equal(problem.status, status);
-    assert.ok(problem.title.length > 0 && problem.detail.length > 0, 'a title and a detail');
-    for (const key of Object.keys(problem)) assert.ok(['type', 'title', 'status', 'detail', 'errors'].includes(key), `unexpected problem field '${key}'`);
-    return problem;
-  }
 
   /** Sends, checks the answer with `check`, and asserts that every stored record is unchanged. */
   async function assertNothingStored(send: () => Promise<Response>, check: (res: Response) => Promise<unknown>): Promise<void> {

@@ -15,6 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DEFAULT_CONFIG } from '../../src/config/defaults.ts';
 import { getToken, runCli } from '../helpers/auth.ts';
 import { startServer, tempDir, type TestServer } from '../helpers/server.ts';
+import { assertProblem, type Problem } from '../helpers/problem.ts';
 
 interface RecItem {
   item_id: string;
@@ -46,13 +47,6 @@ interface ListRequest {
 }
 type Body = Record<string, unknown> & { lists: ListRequest[] };
 type Fields = Record<string, unknown>;
-interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  errors?: Array<{ path: string; message: string }>;
-}
 
 const DEMO = DEFAULT_CONFIG.environments.demo!;
 const LIST_NAMES = Object.keys(DEMO.lists);
@@ -221,16 +215,6 @@ async function pollUntil<T>(ask: () => Promise<T>, done: (value: T) => boolean, 
   }
 }
 
-async function assertProblem(res: Response, status: number, kind: string): Promise<Problem> {
-  const text = await res.text();
-  assert.equal(res.status, status, `status (body: ${text.slice(0, 500)})`);
-  assert.equal(res.headers.get('content-type'), 'application/problem+json');
-  const body = JSON.parse(text) as Problem;
-  assert.equal(body.type, `urn:affinity:problem:${kind}`);
-  assert.equal(body.status, status);
-  assert.ok(body.detail.length > 0);
-  return body;
-}
 
 /** Articles `ids`, the first the newest (one hour apart). */
 async function putArticles(api: Api, ids: string[], fields: Fields = {}): Promise<void> {
