@@ -61,7 +61,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
     registerEventRoutes(server, { eventLog: new EventLog(store), recent, auth, environments: config.environments });
     registerRecommendationRoutes(server, {
       pool,
-      listCache: new ListCache(config.recommend.listCacheEntries),
+      listCache: new ListCache(config.recommend.listCacheItems),
       recent,
       auth,
       environments: config.environments,

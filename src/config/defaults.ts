@@ -35,7 +35,7 @@ export const DEFAULT_CONFIG: Config = {
     deadlineMs: 1000,
     maxBatch: 16,
     maxListSize: 1000,
-    listCacheEntries: 100_000,
+    listCacheItems: 2_000_000, // ~100 MB of ids
   },
   store: { dataDir: './data', mapSizeBytes: 8 * 1024 ** 3 },
   auth: { issuer: 'affinity', tokenTtlSec: 3600, tokenCacheSize: 10_000, demoClient: true },

@@ -73,14 +73,14 @@ const CONFIG_SCHEMA = {
     recommend: {
       type: 'object',
       additionalProperties: false,
-      required: ['workers', 'maxQueue', 'deadlineMs', 'maxBatch', 'maxListSize', 'listCacheEntries'],
+      required: ['workers', 'maxQueue', 'deadlineMs', 'maxBatch', 'maxListSize', 'listCacheItems'],
       properties: {
         workers: { type: 'integer', minimum: 1, maximum: 256 },
         maxQueue: { type: 'integer', minimum: 0 },
         deadlineMs: { type: 'integer', minimum: 1 },
         maxBatch: { type: 'integer', minimum: 1, maximum: 1024 },
         maxListSize: { type: 'integer', minimum: 1, maximum: 100_000 },
-        listCacheEntries: { type: 'integer', minimum: 0 },
+        listCacheItems: { type: 'integer', minimum: 0 },
       },
     },
     server: {

@@ -103,8 +103,8 @@ export interface RecommendConfig {
   maxBatch: number;
   /** Largest list_size a request may ask for. */
   maxListSize: number;
-  /** Lists the list cache holds at most (oldest dropped first). */
-  listCacheEntries: number;
+  /** Item ids the list cache holds at most, over all its lists (oldest lists dropped first). */
+  listCacheItems: number;
 }
 
 export interface Config {

@@ -21,12 +21,32 @@ test('a stored list is found by its key until it expires, and only in its enviro
   assert.equal(cache.get('demo', 'unknown', 1000), undefined);
 });
 
-test('past maxEntries the oldest list is dropped', () => {
-  const cache = new ListCache(2);
+test('past maxItems item ids held, the oldest lists are dropped until the new one fits', () => {
+  const cache = new ListCache(7); // two lists of 3 fit, a third needs the first's room
   const first = cache.put(LIST, 60, 0);
   const second = cache.put(LIST, 60, 0);
   const third = cache.put(LIST, 60, 0);
   assert.equal(cache.get('demo', first, 0), undefined);
   assert.ok(cache.get('demo', second, 0));
   assert.ok(cache.get('demo', third, 0));
+  const long = cache.put({ ...LIST, itemIds: ['a', 'b', 'c', 'd', 'e', 'f', 'g'] }, 60, 0);
+  assert.equal(cache.get('demo', second, 0), undefined);
+  assert.equal(cache.get('demo', third, 0), undefined);
+  assert.equal(cache.get('demo', long, 0)?.itemIds.length, 7);
+});
+
+test('a list longer than the whole cache is not kept (its key answers 404), and the others stay', () => {
+  const cache = new ListCache(4);
+  const kept = cache.put(LIST, 60, 0);
+  const tooLong = cache.put({ ...LIST, itemIds: ['a', 'b', 'c', 'd', 'e'] }, 60, 0);
+  assert.equal(cache.get('demo', tooLong, 0), undefined);
+  assert.ok(cache.get('demo', kept, 0));
+});
+
+test('expired lists free their room for new ones', () => {
+  const cache = new ListCache(3);
+  const old = cache.put(LIST, 1, 0);
+  const fresh = cache.put(LIST, 60, 2000);
+  assert.equal(cache.get('demo', old, 2000), undefined);
+  assert.ok(cache.get('demo', fresh, 2000));
 });
