@@ -1,0 +1,375 @@
+// Recommendation requests over HTTP on loopback, on the seeded synthetic data set
+// (scripts/synthetic/: 100,000 items with categories and publication times, 1,000,000 events
+// from 50,000 users with a popularity skew) loaded once through the public APIs: POST
+// /api/demo/recommendations/requests for an article page with two lists of 10 (personalized
+// `recommended_for_you`, item-to-item `more_like_this`; bench/wrk/post-recommendations.lua).
+// Peak throughput at 64 connections, then p50/p99 latency at half of that peak (paced), beside
+// the same-run bare uWebSockets.js JSON responder (bench/baseline.ts) answering the same POSTs.
+// Targets (issue): throughput ≥ 10% of the bare responder's; p99 ≤ 10 ms at half load.
+// The data set is loaded once into one data directory (the model builder then catches up with
+// every event); each round restarts the service on it, so every round is a fresh process and
+// also times the start-up (ranking workers building their engines on the catalog). Server pinned
+// to core 0 (all its threads, ranking workers included), wrk to core 1 (bench/wrk-runner.ts).
+// Context items: every CONTEXT_EVERY-th page view of the generated events, so an item is a
+// context as often as it is viewed (the popularity skew of real detail pages, tail included).
+// Run: npm run bench -- recommendations   (needs wrk: apt-get install -y wrk)
+//   BENCH_QUICK=1  one round, short runs, 10,000 items / 100,000 events / 5,000 users
+//   BENCH_ROUNDS=n (default 3)   BENCH_JSON=1 also JSON lines   BENCH_QUIET_WAIT_SEC (wrk-runner)
+// Exit code 1 only when requests failed (non-2xx, socket errors, timeouts), not for a missed target.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DEFAULT_OPTIONS, generateEventBatches, type DatasetOptions } from '../scripts/synthetic/dataset.ts';
+import { loadDataset, tokenSource } from '../scripts/synthetic/load.ts';
+import { getToken } from '../test/helpers/auth.ts';
+import { startServer, type TestServer } from '../test/helpers/server.ts';
+import {
+  checkWrk,
+  CONNECTIONS,
+  createWrkRunner,
+  DISTURBED_PCT,
+  measured,
+  median,
+  percentile,
+  PIN,
+  round3,
+  SERVER_CORE,
+  startBaseline,
+  type Measured,
+  type Target,
+} from './wrk-runner.ts';
+
+const QUICK = process.env.BENCH_QUICK === '1';
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 3));
+const DATASET: DatasetOptions = {
+  ...DEFAULT_OPTIONS,
+  itemTypes: [...DEFAULT_OPTIONS.itemTypes],
+  ...(QUICK ? { items: 10_000, events: 100_000, users: 5_000 } : {}),
+};
+const ENVIRONMENT = DATASET.environment;
+/** Seconds of the discarded warm-up run, the peak run, pacing calibration and the half-load run. */
+const WARMUP_SEC = QUICK ? 1 : 3;
+const PEAK_SEC = QUICK ? 3 : 10;
+const CALIBRATE_SEC = QUICK ? 1 : 2;
+const HALF_SEC = QUICK ? 3 : 10;
+const LIST_SIZE = 10;
+const RATIO_TARGET = 0.1;
+const P99_TARGET_MS = 10;
+/** One context line per this many generated page views: ~16,600 lines for 1M events. */
+const CONTEXT_EVERY = 50;
+/** Requests of the response check before each Affinity round's measurement. */
+const CHECK_REQUESTS = 20;
+/** The model builder must apply every event within this; it must not stall for BUILDER_STALL_SEC. */
+const BUILDER_TIMEOUT_SEC = 900;
+const BUILDER_STALL_SEC = 60;
+
+const runner = createWrkRunner({ label: 'recommendations bench', calibrateSec: CALIBRATE_SEC, pacedSec: HALF_SEC });
+const log = (message: string) => console.error(`recommendations bench: ${message}`);
+
+const tmp = mkdtempSync(join(tmpdir(), 'affinity-bench-'));
+const dataDir = join(tmp, 'data');
+
+interface Health {
+  model_builder: { events_applied: number; positions: Record<string, number> } | null;
+}
+
+/** Waits until the builder's written position is the last event; returns the seconds waited. */
+async function waitForBuilder(url: string, events: number): Promise<number> {
+  const start = Date.now();
+  let last = -1;
+  let changedAt = start;
+  let reportedAt = start;
+  for (;;) {
+    const health = (await (await fetch(`${url}/health`)).json()) as Health;
+    const position = health.model_builder?.positions[ENVIRONMENT] ?? 0;
+    if (position >= events) return (Date.now() - start) / 1000;
+    const now = Date.now();
+    if (position !== last) [last, changedAt] = [position, now];
+    if (now - changedAt > BUILDER_STALL_SEC * 1000 || now - start > BUILDER_TIMEOUT_SEC * 1000) {
+      throw new Error(`model builder at event ${position} of ${events} after ${((now - start) / 1000).toFixed(0)} s: ${JSON.stringify(health)}`);
+    }
+    if (now - reportedAt >= 15_000) {
+      log(`model builder at event ${position} of ${events}`);
+      reportedAt = now;
+    }
+    await sleep(500);
+  }
+}
+
+interface Prepared {
+  client: NonNullable<TestServer['demoClient']>;
+  itemsSec: number;
+  eventsSec: number;
+  catchUpSec: number;
+}
+
+/** Loads the data set into `dataDir` through the APIs and waits for the model builder. */
+async function prepare(): Promise<Prepared> {
+  mkdirSync(dataDir, { recursive: true });
+  const server = await startServer({ dataDir });
+  running = server;
+  try {
+    runner.pinProcess(server.proc.pid!, SERVER_CORE);
+    const client = server.demoClient;
+    if (!client) throw new Error('the service printed no demo client on its first start');
+    const summary = await loadDataset({
+      url: server.url,
+      token: tokenSource(server.url, client.clientId, client.clientSecret),
+      options: DATASET,
+      concurrency: CONNECTIONS,
+      onProgress: (p) => log(`loading ${p.phase}: ${p.done}/${p.total} in ${p.elapsedSec.toFixed(1)} s`),
+    });
+    const catchUpSec = await waitForBuilder(server.url, DATASET.events);
+    warnFromLog(server, 'loading');
+    return { client, itemsSec: summary.itemsSec, eventsSec: summary.eventsSec, catchUpSec };
+  } finally {
+    await server.stop();
+    running = undefined;
+  }
+}
+
+/** Writes the context file (`type id` lines); returns its line count and distinct items. */
+function writeContexts(file: string): { lines: string[]; distinct: number } {
+  const lines: string[] = [];
+  let views = 0;
+  for (const batch of generateEventBatches(DATASET, 1000)) {
+    for (const event of batch) {
+      if (event.event_type !== 'detail_pageview') continue;
+      if (views++ % CONTEXT_EVERY === 0) lines.push(`${String(event.action_item_type)} ${String(event.action_item)}`);
+    }
+  }
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return { lines, distinct: new Set(lines).size };
+}
+
+/** The request post-recommendations.lua sends, for user `u` and one context line. */
+function requestBody(u: number, context: string): string {
+  const [type, id] = context.split(' ');
+  return JSON.stringify({
+    page_type: 'article_detail',
+    channel: 'www',
+    device_id: `d${u}`,
+    user_id: `u${u}`,
+    context_item: id,
+    context_item_type: type,
+    lists: [
+      { list_name: 'recommended_for_you', list_size: LIST_SIZE },
+      { list_name: 'more_like_this', list_size: LIST_SIZE },
+    ],
+  });
+}
+
+/**
+ * CHECK_REQUESTS requests before measuring: each must be a 200 (else it throws), and lists
+ * shorter than LIST_SIZE are reported. Returns the first request's milliseconds.
+ */
+async function checkResponses(url: string, token: string, contexts: string[]): Promise<number> {
+  const short: string[] = [];
+  let firstMs = 0;
+  for (let k = 0; k < CHECK_REQUESTS; k++) {
+    const u = 1 + ((k * 7919) % (DATASET.users - 1));
+    const context = contexts[Math.floor((k * contexts.length) / CHECK_REQUESTS)]!;
+    const t0 = performance.now();
+    const res = await fetch(`${url}/api/${ENVIRONMENT}/recommendations/requests`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: requestBody(u, context),
+    });
+    const text = await res.text();
+    if (k === 0) firstMs = performance.now() - t0;
+    if (res.status !== 200) throw new Error(`recommendation request (u${u}, ${context}) answered ${res.status}: ${text}`);
+    const body = JSON.parse(text) as { lists?: Array<{ list_name: string; items: unknown[] }> };
+    const sizes = (body.lists ?? []).map((l) => `${l.list_name} ${l.items.length}`);
+    if (sizes.length !== 2 || body.lists!.some((l) => l.items.length < LIST_SIZE)) short.push(`u${u} ${context}: ${sizes.join(', ') || 'no lists'}`);
+  }
+  if (short.length > 0) log(`WARNING: ${short.length} of ${CHECK_REQUESTS} checked responses lack 2 lists of ${LIST_SIZE}: ${short.join('; ')}`);
+  return firstMs;
+}
+
+/** Prints the service's warn and error log lines (pino levels 40 and up), grouped by message. */
+function warnFromLog(server: TestServer, when: string): void {
+  const counts = new Map<string, number>();
+  for (const line of server.logs) {
+    let entry: { level?: number; msg?: string };
+    try {
+      entry = JSON.parse(line) as typeof entry;
+    } catch {
+      continue;
+    }
+    if ((entry.level ?? 0) >= 40) counts.set(entry.msg ?? line, (counts.get(entry.msg ?? line) ?? 0) + 1);
+  }
+  for (const [msg, n] of counts) log(`service log while ${when}: ${n} × ${msg}`);
+}
+
+// --- one round of each variant ---
+
+interface RoundResult {
+  peak: Measured;
+  half: Measured;
+  /** Affinity only: spawn to listening (engines built), and the first request. */
+  startSec?: number;
+  firstRequestMs?: number;
+}
+
+async function measure(t: Pick<Target, 'url' | 'pid'>, token: string, contextFile: string): Promise<RoundResult> {
+  const post = { url: t.url, script: 'post-recommendations.lua', args: [token, ENVIRONMENT, String(DATASET.users - 1), contextFile], serverPid: t.pid };
+  await runner.wrk({ ...post, seconds: WARMUP_SEC, retries: 0 }); // JIT and caches; not counted
+  const peak = measured(await runner.wrk({ ...post, seconds: PEAK_SEC }));
+  const half = await runner.getAtRate(post, peak.rps / 2);
+  return { peak, half };
+}
+
+async function roundBaseline(contextFile: string): Promise<RoundResult> {
+  const t = await startBaseline();
+  try {
+    return await measure(t, 'baseline', contextFile);
+  } finally {
+    await t.stop();
+  }
+}
+
+async function roundAffinity(prepared: Prepared, contextFile: string, contexts: string[]): Promise<RoundResult> {
+  const t0 = performance.now();
+  const server = await startServer({ dataDir });
+  const startSec = (performance.now() - t0) / 1000;
+  running = server;
+  try {
+    // Every thread of the running service: HTTP, the ranking workers, the model builder, libuv.
+    runner.pinProcess(server.proc.pid!, SERVER_CORE);
+    const token = await getToken(server, prepared.client);
+    const firstRequestMs = await checkResponses(server.url, token, contexts);
+    const measuredRound = await measure({ url: server.url, pid: server.proc.pid! }, token, contextFile);
+    return { ...measuredRound, startSec, firstRequestMs };
+  } finally {
+    await server.stop();
+    running = undefined;
+    warnFromLog(server, 'measuring');
+  }
+}
+
+// --- report ---
+
+const statusText = (rs: Measured[]) => {
+  const all: Record<string, number> = {};
+  for (const r of rs) for (const [s, n] of Object.entries(r.statuses)) all[s] = (all[s] ?? 0) + n;
+  return Object.entries(all)
+    .map(([s, n]) => `${s}: ${n}`)
+    .join(', ');
+};
+
+function report(prepared: Prepared, contexts: { lines: string[]; distinct: number }, results: Record<'affinity' | 'bare-uws', RoundResult[]>): boolean {
+  const { items, events, users } = DATASET;
+  const starts = results.affinity.map((r) => r.startSec!);
+  const setup = {
+    task: 'recommendations/setup',
+    items,
+    events,
+    users,
+    'items load s': round3(prepared.itemsSec),
+    'items/s': Math.round(items / prepared.itemsSec),
+    'events load s': round3(prepared.eventsSec),
+    'events/s': Math.round(events / prepared.eventsSec),
+    'builder catch-up s': round3(prepared.catchUpSec),
+    'server start s': round3(median(starts)),
+    'server start s worst': round3(Math.max(...starts)),
+    'first request ms': round3(median(results.affinity.map((r) => r.firstRequestMs!))),
+    'context lines': contexts.lines.length,
+    'context items': contexts.distinct,
+  };
+  console.log(
+    `data set: seed ${DATASET.seed}, ${items} items, ${events} events from ${users} users; context items: ` +
+      `${contexts.lines.length} lines (every ${CONTEXT_EVERY}th page view, ${contexts.distinct} distinct items)\n` +
+      `load through the APIs: items in ${prepared.itemsSec.toFixed(1)} s (${setup['items/s']}/s), ` +
+      `events in ${prepared.eventsSec.toFixed(1)} s (${setup['events/s']}/s); model builder caught up ` +
+      `${prepared.catchUpSec.toFixed(1)} s after the last event\n` +
+      `server start to listening (ranking engines built): median ${setup['server start s']} s, worst ` +
+      `${setup['server start s worst']} s; first request ${setup['first request ms']} ms (median over rounds)`,
+  );
+  const baseRps = median(results['bare-uws'].map((r) => r.peak.rps));
+  const baseP99 = median(results['bare-uws'].map((r) => r.half.p99ms));
+  const rows: Array<Record<string, string | number>> = [];
+  let failed = false;
+  for (const variant of ['affinity', 'bare-uws'] as const) {
+    const rs = results[variant];
+    const rps = median(rs.map((r) => r.peak.rps));
+    const p99 = median(rs.map((r) => r.half.p99ms));
+    const errors = rs.reduce((n, r) => n + r.peak.errors + r.half.errors, 0);
+    if (errors > 0) failed = true;
+    const isAffinity = variant === 'affinity';
+    rows.push({
+      task: `recommendations/${variant}/items=${items}`,
+      'req/s': Math.round(rps),
+      'req/s worst': Math.round(percentile(rs.map((r) => r.peak.rps), 1)),
+      'x base req/s': round3(rps / baseRps),
+      'latency at': `${Math.round(median(rs.map((r) => r.half.rps)))}/s, ${Math.round(median(rs.map((r) => r.half.connections ?? 0)))} conn`,
+      'p50 ms': round3(median(rs.map((r) => r.half.p50ms))),
+      'p99 ms': round3(p99),
+      'p99 ms worst': round3(percentile(rs.map((r) => r.half.p99ms), 99)),
+      'x base p99': round3(p99 / baseP99),
+      target: isAffinity ? `≥ ${RATIO_TARGET * 100}% base req/s, p99 ≤ ${P99_TARGET_MS} ms at 50% peak` : '-',
+      pass: isAffinity ? String(rps / baseRps >= RATIO_TARGET && p99 <= P99_TARGET_MS && errors === 0) : '-',
+      statuses: statusText(rs.flatMap((r) => [r.peak, r.half])),
+      'other cpu %': Math.round(Math.max(...rs.map((r) => Math.max(r.peak.otherCpuPct, r.half.otherCpuPct)))),
+      rounds: rs.length,
+    });
+  }
+  if (process.env.BENCH_JSON === '1') {
+    for (const row of [setup, ...rows]) console.log(JSON.stringify({ ...row, node: process.version, cpu: cpus()[0]?.model, pinned: PIN }));
+  }
+  console.table(rows);
+  if (rows.some((r) => Number(r['other cpu %']) > DISTURBED_PCT)) {
+    console.warn(`recommendations bench: other processes used > ${DISTURBED_PCT}% of core ${SERVER_CORE} during some runs; figures are disturbed`);
+  }
+  return failed;
+}
+
+async function main(): Promise<void> {
+  const startMs = Date.now();
+  checkWrk();
+  if (!PIN) console.warn('recommendations bench: fewer than 2 cores, server and wrk are not pinned (figures are indicative only)');
+  log(`loading ${DATASET.items} items and ${DATASET.events} events from ${DATASET.users} users (seed ${DATASET.seed})`);
+  const prepared = await prepare();
+  log(`loaded: items ${prepared.itemsSec.toFixed(1)} s, events ${prepared.eventsSec.toFixed(1)} s, builder caught up in ${prepared.catchUpSec.toFixed(1)} s`);
+  const contextFile = join(tmp, 'contexts.txt');
+  const contexts = writeContexts(contextFile);
+
+  const results: Record<'affinity' | 'bare-uws', RoundResult[]> = { affinity: [], 'bare-uws': [] };
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = round % 2 === 0 ? (['bare-uws', 'affinity'] as const) : (['affinity', 'bare-uws'] as const);
+    for (const variant of order) {
+      const r = variant === 'affinity' ? await roundAffinity(prepared, contextFile, contexts.lines) : await roundBaseline(contextFile);
+      results[variant].push(r);
+      log(
+        `round ${round + 1}/${ROUNDS} ${variant}: ${r.startSec !== undefined ? `started in ${r.startSec.toFixed(1)} s, ` : ''}` +
+          `peak ${r.peak.rps.toFixed(0)}/s (${statusText([r.peak])}), at ${r.half.rps.toFixed(0)}/s (aim ${r.half.offered?.toFixed(0)}): ` +
+          `p50 ${r.half.p50ms.toFixed(3)} ms p99 ${r.half.p99ms.toFixed(3)} ms (${statusText([r.half])}); other CPU on core ` +
+          `${SERVER_CORE}: ${Math.max(r.peak.otherCpuPct, r.half.otherCpuPct).toFixed(1)}%`,
+      );
+    }
+  }
+  const failed = report(prepared, contexts, results);
+  console.log(`total ${((Date.now() - startMs) / 1000).toFixed(0)} s`);
+  if (failed) {
+    console.error('recommendations bench: some requests failed (non-2xx, socket errors or timeouts)');
+    process.exitCode = 1;
+  }
+}
+
+/** The service being measured, so that an interrupted run still removes its data directory. */
+let running: TestServer | undefined;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    console.error(`recommendations bench: ${signal}, cleaning up`);
+    void (running?.stop() ?? Promise.resolve()).finally(() => {
+      rmSync(tmp, { recursive: true, force: true });
+      process.exit(130);
+    });
+  });
+}
+
+try {
+  await main();
+} finally {
+  rmSync(tmp, { recursive: true, force: true });
+}
