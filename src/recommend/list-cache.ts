@@ -28,6 +28,13 @@ interface Entry {
 export class ListCache {
   readonly #maxItems: number;
   readonly #entries = new Map<string, Entry>();
+  /**
+   * Keys in insertion order, oldest at #head: the eviction queue. Not the Map's own order: V8
+   * keeps a deleted Map entry as a hole until it rehashes, so iterating a Map used as a queue
+   * from its front walks every hole left there (measured: 35 µs per put once the cache was full).
+   */
+  #order: string[] = [];
+  #head = 0;
   #items = 0;
 
   constructor(maxItems: number) {
@@ -40,11 +47,19 @@ export class ListCache {
     if (list.itemIds.length > this.#maxItems) return key; // never fits: the key will answer 404
     // Expired lists leave from the front first (bounded work per put, no timer), then the oldest
     // while the new list would not fit.
-    for (const [k, e] of this.#entries) {
-      if (e.expiresAt > now && this.#items + list.itemIds.length <= this.#maxItems) break;
-      this.#drop(k, e);
+    while (this.#head < this.#order.length) {
+      const oldest = this.#order[this.#head]!;
+      const entry = this.#entries.get(oldest);
+      if (entry && entry.expiresAt > now && this.#items + list.itemIds.length <= this.#maxItems) break;
+      if (entry) this.#drop(oldest, entry);
+      this.#head++;
+    }
+    if (this.#head > 1024 && this.#head * 2 > this.#order.length) {
+      this.#order = this.#order.slice(this.#head);
+      this.#head = 0;
     }
     this.#entries.set(key, { list, expiresAt: now + ttlSec * 1000 });
+    this.#order.push(key);
     this.#items += list.itemIds.length;
     return key;
   }
@@ -60,6 +75,7 @@ export class ListCache {
     return entry.list.environment === environment ? entry.list : undefined;
   }
 
+  /** Removes an entry; its key stays in #order until the queue reaches it (then skipped). */
   #drop(key: string, entry: Entry): void {
     this.#entries.delete(key);
     this.#items -= entry.list.itemIds.length;
