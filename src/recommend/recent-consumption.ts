@@ -4,29 +4,26 @@
  * writes histories every flush (and can fall behind under load), but a detail_pageview must
  * exclude its item from that user's very next recommendation. The events route records here
  * after its commit; a recommendation request sends its user's entries to the worker.
- * Invalidation: entries older than RETENTION_MS are dropped (by then the builder has written
- * them) on a sweep every SWEEP_MS; past MAX_USERS the oldest users go first.
+ * Invalidation: two generations of users; every ROTATE_MS (or when the current one holds
+ * MAX_USERS) the older is dropped whole, so an entry lives between one and two rotations (by
+ * then the builder has written it). No per-entry expiry, no iteration: a Map used as an LRU
+ * (delete and re-insert) leaves holes that V8 walks on every iteration from its front.
  */
 import type { TrackedEvent } from '../domain/event.ts';
 import { EVENT_TYPE_CODES } from '../store/model.ts';
 
-const RETENTION_MS = 5 * 60_000;
-const SWEEP_MS = 10_000;
+const ROTATE_MS = 2.5 * 60_000;
 const MAX_USERS = 200_000;
 const MAX_PER_USER = 50;
 
 /** [itemType, itemId, unix sec, event weight] as RankTask.recent carries it. */
 type Entry = [string, string, number, number];
 
-interface UserEntries {
-  entries: Entry[];
-  lastMs: number;
-}
-
 export class RecentConsumption {
   readonly #weights: Map<string, Readonly<Record<string, number>>>;
-  readonly #users = new Map<string, UserEntries>();
-  #sweptAt = Date.now();
+  #current = new Map<string, Entry[]>();
+  #previous = new Map<string, Entry[]>();
+  #rotatedAt = Date.now();
 
   /** `weights`: each environment's model.eventWeights. */
   constructor(weights: Map<string, Readonly<Record<string, number>>>) {
@@ -37,48 +34,47 @@ export class RecentConsumption {
   record(environment: string, events: readonly TrackedEvent[], nowMs = Date.now()): void {
     const weights = this.#weights.get(environment);
     if (!weights) return;
+    if (nowMs - this.#rotatedAt >= ROTATE_MS || this.#current.size >= MAX_USERS) this.#rotate(nowMs);
     for (const e of events) {
       if (EVENT_TYPE_CODES[e.event_type] === undefined) continue;
       const itemId = e.action_item;
       const itemType = e.action_item_type;
       if (typeof itemId !== 'string' || typeof itemType !== 'string') continue;
       const entry: Entry = [itemType, itemId, Math.floor(nowMs / 1000), weights[e.event_type] ?? 0];
-      if (typeof e.user_id === 'string' && e.user_id !== '') this.#add(`${environment}\u0000u\u0000${e.user_id}`, entry, nowMs);
+      if (typeof e.user_id === 'string' && e.user_id !== '') this.#add(`${environment}\u0000u\u0000${e.user_id}`, entry);
       if (typeof e.device_id === 'string' && e.device_id !== '' && e.device_id !== 'no-consent') {
-        this.#add(`${environment}\u0000d\u0000${e.device_id}`, entry, nowMs);
+        this.#add(`${environment}\u0000d\u0000${e.device_id}`, entry);
       }
     }
-    if (nowMs - this.#sweptAt >= SWEEP_MS) this.#sweep(nowMs);
   }
 
   /** The user's and the device's recent entries (either may be absent). */
   of(environment: string, userId: string | undefined, deviceId: string): Entry[] {
     const out: Entry[] = [];
-    if (userId) out.push(...(this.#users.get(`${environment}\u0000u\u0000${userId}`)?.entries ?? []));
-    if (deviceId !== 'no-consent') out.push(...(this.#users.get(`${environment}\u0000d\u0000${deviceId}`)?.entries ?? []));
+    if (userId) this.#collect(`${environment}\u0000u\u0000${userId}`, out);
+    if (deviceId !== 'no-consent') this.#collect(`${environment}\u0000d\u0000${deviceId}`, out);
     return out;
   }
 
-  #add(key: string, entry: Entry, nowMs: number): void {
-    let user = this.#users.get(key);
-    if (user) {
-      // Re-inserted so Map order stays oldest-activity first for the sweep and the bound.
-      this.#users.delete(key);
-    } else {
-      user = { entries: [], lastMs: nowMs };
-      if (this.#users.size >= MAX_USERS) this.#users.delete(this.#users.keys().next().value!);
-    }
-    user.entries.push(entry);
-    if (user.entries.length > MAX_PER_USER) user.entries.shift();
-    user.lastMs = nowMs;
-    this.#users.set(key, user);
+  #collect(key: string, out: Entry[]): void {
+    const entries = this.#current.get(key) ?? this.#previous.get(key);
+    if (entries) out.push(...entries);
   }
 
-  #sweep(nowMs: number): void {
-    this.#sweptAt = nowMs;
-    for (const [key, user] of this.#users) {
-      if (nowMs - user.lastMs < RETENTION_MS) break;
-      this.#users.delete(key);
+  #add(key: string, entry: Entry): void {
+    let entries = this.#current.get(key);
+    if (!entries) {
+      // Still recent in the older generation: carried over, so a rotation loses nothing recent.
+      entries = this.#previous.get(key) ?? [];
+      this.#current.set(key, entries);
     }
+    entries.push(entry);
+    if (entries.length > MAX_PER_USER) entries.shift();
+  }
+
+  #rotate(nowMs: number): void {
+    this.#previous = this.#current;
+    this.#current = new Map();
+    this.#rotatedAt = nowMs;
   }
 }
