@@ -19,10 +19,14 @@ const MAX_PER_USER = 50;
 /** [itemType, itemId, unix sec, event weight] as RankTask.recent carries it. */
 type Entry = [string, string, number, number];
 
+/** One generation: per environment, entries by user id and by device id. */
+type Generation = Map<string, { users: Map<string, Entry[]>; devices: Map<string, Entry[]> }>;
+
 export class RecentConsumption {
   readonly #weights: Map<string, Readonly<Record<string, number>>>;
-  #current = new Map<string, Entry[]>();
-  #previous = new Map<string, Entry[]>();
+  #current: Generation = new Map();
+  #previous: Generation = new Map();
+  #currentSize = 0;
   #rotatedAt = Date.now();
 
   /** `weights`: each environment's model.eventWeights. */
@@ -34,16 +38,20 @@ export class RecentConsumption {
   record(environment: string, events: readonly TrackedEvent[], nowMs = Date.now()): void {
     const weights = this.#weights.get(environment);
     if (!weights) return;
-    if (nowMs - this.#rotatedAt >= ROTATE_MS || this.#current.size >= MAX_USERS) this.#rotate(nowMs);
+    if (nowMs - this.#rotatedAt >= ROTATE_MS || this.#currentSize >= MAX_USERS) this.#rotate(nowMs);
+    const nowSec = Math.floor(nowMs / 1000);
+    let current = this.#current.get(environment);
     for (const e of events) {
       if (EVENT_TYPE_CODES[e.event_type] === undefined) continue;
       const itemId = e.action_item;
       const itemType = e.action_item_type;
       if (typeof itemId !== 'string' || typeof itemType !== 'string') continue;
-      const entry: Entry = [itemType, itemId, Math.floor(nowMs / 1000), weights[e.event_type] ?? 0];
-      if (typeof e.user_id === 'string' && e.user_id !== '') this.#add(`${environment}\u0000u\u0000${e.user_id}`, entry);
+      const entry: Entry = [itemType, itemId, nowSec, weights[e.event_type] ?? 0];
+      if (!current) this.#current.set(environment, (current = { users: new Map(), devices: new Map() }));
+      const older = this.#previous.get(environment);
+      if (typeof e.user_id === 'string' && e.user_id !== '') this.#add(current.users, older?.users, e.user_id, entry);
       if (typeof e.device_id === 'string' && e.device_id !== '' && e.device_id !== 'no-consent') {
-        this.#add(`${environment}\u0000d\u0000${e.device_id}`, entry);
+        this.#add(current.devices, older?.devices, e.device_id, entry);
       }
     }
   }
@@ -51,22 +59,21 @@ export class RecentConsumption {
   /** The user's and the device's recent entries (either may be absent). */
   of(environment: string, userId: string | undefined, deviceId: string): Entry[] {
     const out: Entry[] = [];
-    if (userId) this.#collect(`${environment}\u0000u\u0000${userId}`, out);
-    if (deviceId !== 'no-consent') this.#collect(`${environment}\u0000d\u0000${deviceId}`, out);
+    const current = this.#current.get(environment);
+    const older = this.#previous.get(environment);
+    const collect = (entries: Entry[] | undefined) => entries && out.push(...entries);
+    if (userId) collect(current?.users.get(userId) ?? older?.users.get(userId));
+    if (deviceId !== 'no-consent') collect(current?.devices.get(deviceId) ?? older?.devices.get(deviceId));
     return out;
   }
 
-  #collect(key: string, out: Entry[]): void {
-    const entries = this.#current.get(key) ?? this.#previous.get(key);
-    if (entries) out.push(...entries);
-  }
-
-  #add(key: string, entry: Entry): void {
-    let entries = this.#current.get(key);
+  #add(current: Map<string, Entry[]>, older: Map<string, Entry[]> | undefined, id: string, entry: Entry): void {
+    let entries = current.get(id);
     if (!entries) {
       // Still recent in the older generation: carried over, so a rotation loses nothing recent.
-      entries = this.#previous.get(key) ?? [];
-      this.#current.set(key, entries);
+      entries = older?.get(id) ?? [];
+      current.set(id, entries);
+      this.#currentSize++;
     }
     entries.push(entry);
     if (entries.length > MAX_PER_USER) entries.shift();
@@ -75,6 +82,7 @@ export class RecentConsumption {
   #rotate(nowMs: number): void {
     this.#previous = this.#current;
     this.#current = new Map();
+    this.#currentSize = 0;
     this.#rotatedAt = nowMs;
   }
 }
