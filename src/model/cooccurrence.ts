@@ -1,17 +1,66 @@
 /**
  * @module model/cooccurrence
  * Item-item co-occurrence: when a user consumes item i after items j in their recent history,
- * both i→j and j→i gain the configured weight of the new consumption. Rows live in memory
- * (loaded from LMDB on first touch) and dirty ones are written at each flush. Between flushes a
- * row is cut back to its strongest `maxNeighbours` only once it holds twice that many, so the
- * cut (a sort) is paid rarely per event; at a flush each dirty row is sorted once and written
- * as store/model.ts lays it out (strongest first, at most maxNeighbours), and the row in memory
- * is cut to what was written, so a restart resumes from exactly the state it would have kept.
+ * both i→j and j→i gain the configured weight of the new consumption. Each row is kept sorted
+ * as it changes (strongest first, equal weights by lower ix), in typed arrays: an update finds
+ * its entry with a native indexOf and moves it up with a binary search and one copyWithin, so a
+ * flush encodes dirty rows as they are instead of sorting each one (the sort was the builder's
+ * largest cost per event). A row is cut back to its strongest `maxNeighbours` once it holds
+ * twice that many; at a flush the row in memory is cut to what is written (store/model.ts
+ * layout), so a restart resumes from exactly the state it would have kept.
  */
 import type { Store } from '../store/open.ts';
 import { decodeNeighbours, encodeNeighbours, neighboursKey } from '../store/model.ts';
 
-type Row = Map<number, number>;
+const FIRST_CAPACITY = 8;
+
+class Row {
+  ix: Uint32Array;
+  weight: Float64Array;
+  n = 0;
+
+  constructor(capacity: number) {
+    this.ix = new Uint32Array(capacity);
+    this.weight = new Float64Array(capacity);
+  }
+
+  /** Adds `w` to neighbour `to` (appending it when new) and moves it to its sorted place. */
+  add(to: number, w: number, maxCapacity: number): void {
+    let p = this.n > 0 ? this.ix.subarray(0, this.n).indexOf(to) : -1;
+    if (p < 0) {
+      if (this.n === this.ix.length) this.#grow(maxCapacity);
+      p = this.n++;
+      this.ix[p] = to;
+      this.weight[p] = 0;
+    }
+    const weight = this.weight[p]! + w;
+    // First place q in [0, p) that this entry now outranks; entries q..p-1 shift down by one.
+    let lo = 0;
+    let hi = p;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const other = this.weight[mid]!;
+      if (other > weight || (other === weight && this.ix[mid]! < to)) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo < p) {
+      this.ix.copyWithin(lo + 1, lo, p);
+      this.weight.copyWithin(lo + 1, lo, p);
+    }
+    this.ix[lo] = to;
+    this.weight[lo] = weight;
+  }
+
+  #grow(maxCapacity: number): void {
+    const capacity = Math.min(Math.max(this.ix.length * 2, FIRST_CAPACITY), maxCapacity);
+    const ix = new Uint32Array(capacity);
+    const weight = new Float64Array(capacity);
+    ix.set(this.ix);
+    weight.set(this.weight);
+    this.ix = ix;
+    this.weight = weight;
+  }
+}
 
 export class CooccurrenceState {
   readonly #store: Store;
@@ -29,9 +78,12 @@ export class CooccurrenceState {
   #row(ix: number): Row {
     let row = this.#rows.get(ix);
     if (!row) {
-      row = new Map();
       const stored = decodeNeighbours(this.#store.model.get(neighboursKey(this.#env, ix)));
-      for (let i = 0; i < stored.ix.length; i++) row.set(stored.ix[i]!, stored.weight[i]!);
+      row = new Row(Math.max(FIRST_CAPACITY, stored.ix.length));
+      // Stored rows are sorted already (by this module).
+      row.ix.set(stored.ix);
+      for (let i = 0; i < stored.ix.length; i++) row.weight[i] = stored.weight[i]!;
+      row.n = stored.ix.length;
       this.#rows.set(ix, row);
     }
     return row;
@@ -39,19 +91,10 @@ export class CooccurrenceState {
 
   #add(from: number, to: number, w: number): void {
     const row = this.#row(from);
-    row.set(to, (row.get(to) ?? 0) + w);
+    // One slot beyond twice the bound: a full row is cut back before the next new neighbour.
+    row.add(to, w, 2 * this.#maxNeighbours + 1);
     this.#dirty.add(from);
-    if (row.size > 2 * this.#maxNeighbours) this.#cut(row);
-  }
-
-  /** Cuts the row to its strongest `maxNeighbours` and returns them, strongest first. */
-  #cut(row: Row): Array<[number, number]> {
-    const strongest = [...row].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, this.#maxNeighbours);
-    if (strongest.length < row.size) {
-      row.clear();
-      for (const [ix, w] of strongest) row.set(ix, w);
-    }
-    return strongest;
+    if (row.n > 2 * this.#maxNeighbours) row.n = this.#maxNeighbours;
   }
 
   addPair(a: number, b: number, w: number): void {
@@ -62,17 +105,10 @@ export class CooccurrenceState {
 
   prepareFlush(): () => void {
     const writes: Array<[number, Buffer]> = [];
-    const ixs: number[] = [];
-    const weights: number[] = [];
     for (const ix of this.#dirty) {
-      const strongest = this.#cut(this.#rows.get(ix)!);
-      ixs.length = 0;
-      weights.length = 0;
-      for (const [j, w] of strongest) {
-        ixs.push(j);
-        weights.push(w);
-      }
-      writes.push([ix, encodeNeighbours(ixs, weights, ixs.length)]);
+      const row = this.#rows.get(ix)!;
+      if (row.n > this.#maxNeighbours) row.n = this.#maxNeighbours;
+      writes.push([ix, encodeNeighbours(row.ix, row.weight, row.n)]);
     }
     this.#dirty.clear();
     return () => {
