@@ -31,7 +31,7 @@
 
 /** Bumped on any change to the exports, the memory map or the request header. */
 // @ts-ignore: decorator
-@inline export const ABI_VERSION: i32 = 3;
+@inline export const ABI_VERSION: i32 = 4;
 
 // @ts-ignore: decorator
 @inline export const STATUS_BAD_ARGS: i32 = -1;

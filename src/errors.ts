@@ -69,6 +69,12 @@ export const E = {
       `Item '${itemId}' of type '${itemType}' is not known in environment '${environment}'`,
     ),
   listNotFound: () => new AppError('listNotFound', 404, 'List not found', 'This list_key expired or never existed'),
+  feedNotFound: (environment: string, feedId: string) =>
+    new AppError('feedNotFound', 404, 'Feed not found', `Feed '${feedId}' is not known in environment '${environment}'`),
+  importNotFound: (environment: string, importId: string) =>
+    new AppError('importNotFound', 404, 'Import not found', `Import '${importId}' is not known in environment '${environment}'`),
+  conflict: (detail: string) => new AppError('conflict', 409, 'Conflict', detail),
+  unsupportedMediaType: (detail: string) => new AppError('unsupportedMediaType', 415, 'Unsupported Media Type', detail),
   unauthorized: (detail: string) =>
     new AppError('unauthorized', 401, 'Unauthorized', detail, {
       headers: { 'WWW-Authenticate': 'Bearer realm="affinity"' },
@@ -77,6 +83,8 @@ export const E = {
     new AppError('unavailable', 503, 'Service Unavailable', detail, {
       headers: { 'Retry-After': String(retryAfterSec) },
     }),
+  modelBuildFailed: (detail: string) =>
+    new AppError('modelBuildFailed', 500, 'Model build failed', `${detail}; the previous model keeps serving`),
   internal: (cause: unknown) =>
     new AppError('internal', 500, 'Internal Server Error', 'The request could not be processed', { cause }),
 } as const;

@@ -1,7 +1,8 @@
 /**
  * @module service
  * Composition of the running service: store → auth → model builder worker → ranking pool →
- * HTTP routes → listening, and the graceful stop (stop accepting, finish in-flight requests, stop the builder
+ * ingest worker (feeds, file drops) → HTTP routes → listening, and the graceful stop (stop
+ * accepting, finish in-flight requests, stop ingestion after its current batch, stop the builder
  * after its current chunk, flush LMDB). The only module that
  * wires layers together; main.ts adds the process concerns (config errors, signals, exit codes).
  */
@@ -11,19 +12,26 @@ import { loadOrCreateSigningKey } from './auth/signing-key.ts';
 import { TokenVerifier } from './auth/tokens.ts';
 import type { Config } from './config/types.ts';
 import { registerEventRoutes } from './http/routes/events.ts';
+import { registerFeedRoutes } from './http/routes/feeds.ts';
+import { registerImportRoutes } from './http/routes/imports.ts';
 import { registerHealthRoute } from './http/routes/health.ts';
 import { registerItemRoutes } from './http/routes/items.ts';
+import { registerModelRoutes } from './http/routes/model.ts';
 import { registerOAuthRoutes } from './http/routes/oauth.ts';
 import { registerRecommendationRoutes } from './http/routes/recommendations.ts';
 import { registerReportRoutes } from './http/routes/reports.ts';
 import { HttpServer } from './http/server.ts';
+import { IngestWorker } from './ingest/ingest-worker.ts';
 import { ModelBuilder } from './model/builder.ts';
+import { ModelTrainer } from './model/trainer.ts';
 import { ListCache } from './recommend/list-cache.ts';
 import { RankingPool } from './recommend/pool.ts';
 import { RecentConsumption } from './recommend/recent-consumption.ts';
 import { Catalog } from './store/catalog.ts';
 import { EventLog } from './store/event-log.ts';
+import { syncConfigFeeds } from './store/feeds.ts';
 import { Store } from './store/open.ts';
+import { readTrainedMeta } from './store/trained-model.ts';
 
 export interface RunningService {
   port: number;
@@ -45,17 +53,30 @@ async function ensureDemoClient(config: Config, store: Store, log: Logger): Prom
 export async function startService(config: Config, log: Logger): Promise<RunningService> {
   const store = new Store(config.store);
   let builder: ModelBuilder | undefined;
+  let trainer: ModelTrainer | undefined;
   let pool: RankingPool | undefined;
+  let ingest: IngestWorker | undefined;
   try {
     const key = await loadOrCreateSigningKey(config.store.dataDir);
     await ensureDemoClient(config, store, log);
     const auth = { verifier: new TokenVerifier(key, config.auth), store };
     builder = new ModelBuilder({ store: config.store, environments: config.environments, log });
+    trainer = new ModelTrainer({
+      store: config.store,
+      environments: config.environments,
+      log,
+      hasModel: (environment) => readTrainedMeta(store, environment) !== undefined,
+    });
     pool = new RankingPool(config);
     await pool.ready();
+    // Feeds of the configuration file first, so the ingest worker's first tick sees them.
+    for (const replaced of await syncConfigFeeds(store, config.environments)) {
+      log.warn({ feed: replaced }, 'a feed of the configuration file replaced an operator-added feed with the same id');
+    }
+    ingest = await IngestWorker.start(config, store, log);
     const recent = new RecentConsumption(new Map(Object.entries(config.environments).map(([name, env]) => [name, env.model.eventWeights])));
     const server = new HttpServer({ maxBodyBytes: config.server.maxBodyBytes, log });
-    registerHealthRoute(server, builder);
+    registerHealthRoute(server, builder, trainer);
     registerOAuthRoutes(server, { store, key, config: config.auth });
     registerItemRoutes(server, { catalog: new Catalog(store), auth, environments: config.environments });
     registerEventRoutes(server, { eventLog: new EventLog(store), recent, auth, environments: config.environments });
@@ -68,6 +89,16 @@ export async function startService(config: Config, log: Logger): Promise<Running
       recommend: config.recommend,
     });
     registerReportRoutes(server, { store, auth, environments: config.environments });
+    registerModelRoutes(server, { trainer, auth, environments: config.environments });
+    registerFeedRoutes(server, { store, ingest, auth, environments: config.environments });
+    registerImportRoutes(server, {
+      store,
+      ingest,
+      auth,
+      environments: config.environments,
+      dataDir: config.store.dataDir,
+      maxUploadBytes: config.ingest.imports.maxUploadBytes,
+    });
     server.fallback();
     const port = await server.listen(config.server.host, config.server.port);
 
@@ -77,13 +108,18 @@ export async function startService(config: Config, log: Logger): Promise<Running
         const drained = await server.drain(config.server.shutdownTimeoutMs);
         if (!drained) log.warn({ timeoutMs: config.server.shutdownTimeoutMs }, 'in-flight requests cut off at shutdown');
         server.close();
+        // Before the store closes: the current import commits its batch, polls in flight are cancelled.
+        await ingest!.close();
         await pool!.close();
+        await trainer!.close();
         await builder!.close();
         await store.close();
       })());
     return { port, stop };
   } catch (err) {
+    await ingest?.close();
     await pool?.close();
+    await trainer?.close();
     await builder?.close();
     await store.close();
     throw err;

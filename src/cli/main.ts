@@ -7,6 +7,7 @@
 import { parseArgs } from 'node:util';
 import { createClient, listClients, revokeClient } from '../auth/clients.ts';
 import { ConfigError, loadConfig } from '../config/load.ts';
+import { FEED_USAGE, FeedUsageError, runFeedCommand } from './feeds.ts';
 import { EventLog } from '../store/event-log.ts';
 import { Store } from '../store/open.ts';
 
@@ -15,6 +16,7 @@ const USAGE = `Usage:
   affinity client list
   affinity client revoke <client_id>
   affinity events export --env <environment> [--since <ISO 8601 time>]
+${FEED_USAGE}
   affinity serve`;
 
 class UsageError extends Error {}
@@ -88,7 +90,7 @@ async function main(argv: string[]): Promise<number> {
     await import('../main.ts');
     return -1;
   }
-  if (command !== 'client' && command !== 'events') {
+  if (command !== 'client' && command !== 'events' && command !== 'feed') {
     console.error(USAGE);
     return command === undefined || command === '--help' || command === 'help' ? 0 : 1;
   }
@@ -96,6 +98,7 @@ async function main(argv: string[]): Promise<number> {
   const store = new Store(config.store);
   try {
     if (command === 'events') exportEvents(store, Object.keys(config.environments), args);
+    else if (command === 'feed') await runFeedCommand(store, config.environments, args);
     else await runClientCommand(store, Object.keys(config.environments), args);
     return 0;
   } finally {
@@ -107,7 +110,12 @@ try {
   const code = await main(process.argv.slice(2));
   if (code >= 0) process.exitCode = code;
 } catch (err) {
-  if (err instanceof UsageError || err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+  if (
+    err instanceof UsageError ||
+    err instanceof FeedUsageError ||
+    err instanceof ConfigError ||
+    (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
+  ) {
     console.error(`affinity: ${(err as Error).message}`);
     if (err instanceof UsageError) console.error(USAGE);
     process.exitCode = 1;

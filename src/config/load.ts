@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { Ajv } from 'ajv';
+import { feedDefinitionProblems, parseInterval } from '../domain/feed.ts';
 import { LIST_FILTERS_SCHEMA, filterProblems } from '../domain/list-filters.ts';
 import { DEFAULT_CONFIG, ENVIRONMENT_DEFAULTS } from './defaults.ts';
 import { validateConfig } from './schema.ts';
@@ -51,6 +52,10 @@ const ENV_BINDINGS: ReadonlyArray<readonly [path: string, name: string, parse: P
   ['log.level', 'AFFINITY_LOG_LEVEL', text],
   ['recommend.workers', 'AFFINITY_RANK_WORKERS', integer],
   ['recommend.deadlineMs', 'AFFINITY_RANK_DEADLINE_MS', integer],
+  ['ingest.feeds.timeoutMs', 'AFFINITY_FEED_TIMEOUT_MS', integer],
+  ['ingest.imports.maxUploadBytes', 'AFFINITY_IMPORT_MAX_UPLOAD_BYTES', integer],
+  ['ingest.imports.batchRows', 'AFFINITY_IMPORT_BATCH_ROWS', integer],
+  ['ingest.imports.settleMs', 'AFFINITY_IMPORT_SETTLE_MS', integer],
 ];
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -152,6 +157,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         for (const e of validateFilters.errors ?? []) problems.push(`${at}${e.instancePath.replaceAll('/', '.')} ${e.message ?? 'is invalid'}`);
       } else {
         for (const [field, message] of filterProblems(list.filters, environment.itemTypes, environment.filterAttributes)) problems.push(`${at}.${field} ${message}`);
+      }
+    }
+    for (const [feedId, feed] of Object.entries(environment.feeds)) {
+      const at = `environments.${name}.feeds.${feedId}`;
+      if (feed.interval !== undefined && parseInterval(feed.interval) === undefined) problems.push(`${at}.interval must be from 1s to 30d`);
+      const definition = { ...feed, feedId, environment: name, intervalSec: 0 };
+      for (const [field, message] of feedDefinitionProblems(definition, environment.itemTypes)) {
+        // Problems are named by wire field; the file uses camelCase keys (a mapping's source paths stay as given).
+        const [key = '', ...rest] = field.split('.');
+        const fileKey = [key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()), ...rest].join('.');
+        problems.push(`${at}.${fileKey} ${message}`);
       }
     }
     const shares = Object.values(environment.controlGroups).reduce((a, b) => a + b, 0);

@@ -22,10 +22,29 @@ const LIST = {
   },
 } as const;
 
+const TRAINED = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['enabled', 'method', 'l2', 'dropout', 'maxItems', 'halfLifeSec', 'rebuildIntervalSec', 'maxMemoryBytes', 'weight', 'maxSeeds'],
+  properties: {
+    enabled: { type: 'boolean' },
+    method: { enum: ['dlae', 'ease'] },
+    l2: { type: 'number', exclusiveMinimum: 0 },
+    dropout: { type: 'number', minimum: 0, exclusiveMaximum: 1 },
+    // 20,000 items: 4.8 GB of working memory and hours of build; beyond that the O(n³) core is the wrong tool.
+    maxItems: { type: 'integer', minimum: 1, maximum: 20_000 },
+    halfLifeSec: { type: 'integer', minimum: 0 },
+    rebuildIntervalSec: { type: 'integer', minimum: 0 },
+    maxMemoryBytes: { type: 'integer', minimum: 1024 },
+    weight: { type: 'number', minimum: 0, maximum: 1000 },
+    maxSeeds: { type: 'integer', minimum: 0 },
+  },
+} as const;
+
 const MODEL = {
   type: 'object',
   additionalProperties: false,
-  required: ['eventWeights', 'historyLength', 'cooccurrenceWindow', 'maxNeighbours', 'attributionWindowSec'],
+  required: ['eventWeights', 'historyLength', 'cooccurrenceWindow', 'maxNeighbours', 'attributionWindowSec', 'seedHalfLifeSec', 'trained'],
   properties: {
     eventWeights: {
       type: 'object',
@@ -36,6 +55,38 @@ const MODEL = {
     cooccurrenceWindow: { type: 'integer', minimum: 0, maximum: 1000 },
     maxNeighbours: { type: 'integer', minimum: 1, maximum: 10000 },
     attributionWindowSec: { type: 'integer', minimum: 0 },
+    seedHalfLifeSec: { type: 'integer', minimum: 0 },
+    trained: TRAINED,
+  },
+} as const;
+
+const TEXT = { type: 'string', minLength: 1, maxLength: 1024 } as const;
+
+/** A feed of the configuration file; config/load.ts checks what JSON Schema cannot (domain/feed.ts). */
+const FEED = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['url', 'format', 'itemType'],
+  properties: {
+    url: { type: 'string', minLength: 1, maxLength: 8192 },
+    format: { enum: ['rss', 'atom', 'json', 'xml', 'csv'] },
+    itemType: NAME,
+    interval: { type: 'string', pattern: '^\\d{1,7}[smhd]$' },
+    authHeader: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['name', 'value'],
+      properties: { name: TEXT, value: { type: 'string', maxLength: 8192 } },
+    },
+    disableMarker: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['field', 'value'],
+      properties: { field: TEXT, value: { type: 'string', maxLength: 1024 } },
+    },
+    itemsPath: TEXT,
+    mapping: { type: 'object', minProperties: 1, maxProperties: 200, additionalProperties: TEXT },
+    delimiter: { type: 'string', minLength: 1, maxLength: 4 },
   },
 } as const;
 
@@ -62,13 +113,14 @@ const ENVIRONMENT = {
       additionalProperties: { type: 'number', minimum: 0, maximum: 1 },
     },
     model: MODEL,
+    feeds: { type: 'object', propertyNames: NAME, additionalProperties: FEED },
   },
 } as const;
 
 const CONFIG_SCHEMA = {
   type: 'object',
   additionalProperties: false,
-  required: ['server', 'recommend', 'store', 'auth', 'log', 'environments'],
+  required: ['server', 'recommend', 'store', 'auth', 'ingest', 'log', 'environments'],
   properties: {
     recommend: {
       type: 'object',
@@ -121,6 +173,36 @@ const CONFIG_SCHEMA = {
             audience: { type: 'string', minLength: 1 },
             jwksUrl: { type: 'string', pattern: '^https?://' },
             environmentsClaim: { type: 'string', minLength: 1 },
+          },
+        },
+      },
+    },
+    ingest: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['feeds', 'imports'],
+      properties: {
+        feeds: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['timeoutMs', 'maxBodyBytes', 'retries', 'retryBaseMs', 'concurrency'],
+          properties: {
+            timeoutMs: { type: 'integer', minimum: 100 },
+            maxBodyBytes: { type: 'integer', minimum: 1024, maximum: 1024 ** 3 },
+            retries: { type: 'integer', minimum: 0, maximum: 10 },
+            retryBaseMs: { type: 'integer', minimum: 0 },
+            concurrency: { type: 'integer', minimum: 1, maximum: 64 },
+          },
+        },
+        imports: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['maxUploadBytes', 'batchRows', 'scanIntervalMs', 'settleMs'],
+          properties: {
+            maxUploadBytes: { type: 'integer', minimum: 1024 },
+            batchRows: { type: 'integer', minimum: 1, maximum: 100_000 },
+            scanIntervalMs: { type: 'integer', minimum: 10 },
+            settleMs: { type: 'integer', minimum: 0 },
           },
         },
       },

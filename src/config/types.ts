@@ -2,6 +2,7 @@
  * @module config/types
  * The shape of the frozen Config every module receives a slice of. Types only.
  */
+import type { DisableMarker, FeedFormat, FeedHeader } from '../domain/feed.ts';
 
 export type ListStrategy = 'personalized' | 'item_to_item' | 'trending' | 'popular' | 'latest';
 
@@ -43,6 +44,39 @@ export interface ModelConfig {
   maxNeighbours: number;
   /** A conversion is attributed to a recommendation click on the same item at most this long before. */
   attributionWindowSec: number;
+  /**
+   * Time decay of a history entry in personalized lists: its weight halves every this many
+   * seconds before the request (0: no decay).
+   */
+  seedHalfLifeSec: number;
+  /** The trained model (model/trainer.ts), rebuilt in the background from the event log. */
+  trained: TrainedModelConfig;
+}
+
+/** How the trained item-item model is built and how much it counts in lists. */
+export interface TrainedModelConfig {
+  enabled: boolean;
+  /** `dlae` (denoising linear autoencoder) or `ease`; model/linear-autoencoder.ts. */
+  method: 'dlae' | 'ease';
+  /** L2 penalty λ (> 0), in units of the squared mean interaction value. */
+  l2: number;
+  /** DLAE dropout probability, 0 <= p < 1 (ignored by `ease`). */
+  dropout: number;
+  /** The model covers this many most-consumed items: its build is O(n³) in time and 12·n² bytes. */
+  maxItems: number;
+  /** Time decay of events in training: weight halves per this many seconds before the newest event (0: none). */
+  halfLifeSec: number;
+  /** Scheduled rebuild period; the first scheduled build runs 5 s after start when no model serves (0: on demand only). */
+  rebuildIntervalSec: number;
+  /** A build needing more working memory than this fails and the previous model keeps serving. */
+  maxMemoryBytes: number;
+  /** Weight of the model's scores beside the co-occurrence neighbours (personalized and item-to-item lists). */
+  weight: number;
+  /**
+   * A request scores at most this many of the user's most recent history items through the model
+   * (each one a dense row: the request's cost grows with it); 0: the whole history.
+   */
+  maxSeeds: number;
 }
 
 export interface EnvironmentConfig {
@@ -58,6 +92,47 @@ export interface EnvironmentConfig {
   /** Control groups and their share of traffic, 0..1. */
   controlGroups: Record<string, number>;
   model: ModelConfig;
+  /** Catalog feeds polled for this environment, by feed id (SPEC.md "Feed read (pull)"). */
+  feeds: Record<string, FeedConfig>;
+}
+
+/** A feed declared in the configuration file (read-only at run time; operators add others by API or CLI). */
+export interface FeedConfig {
+  url: string;
+  format: FeedFormat;
+  itemType: string;
+  /** Poll interval: `90s`, `15m`, `1h`, `1d` (default 15m). */
+  interval?: string;
+  authHeader?: FeedHeader;
+  disableMarker?: DisableMarker;
+  itemsPath?: string;
+  mapping?: Record<string, string>;
+  delimiter?: string;
+}
+
+/** Feed polling and file drops (src/ingest/), shared by all environments. */
+export interface IngestConfig {
+  feeds: {
+    /** One request, connect to last byte. */
+    timeoutMs: number;
+    /** A body past this many bytes (after decompression) fails the poll. */
+    maxBodyBytes: number;
+    /** Further attempts after a network error, a timeout, 429 or 5xx, with exponential backoff. */
+    retries: number;
+    retryBaseMs: number;
+    /** Feeds polled at once. */
+    concurrency: number;
+  };
+  imports: {
+    /** Largest file POST /{env}/imports accepts. */
+    maxUploadBytes: number;
+    /** Rows committed per transaction (with the file's progress, so a crash neither loses nor repeats one). */
+    batchRows: number;
+    /** How often the inbox folders are scanned for dropped files. */
+    scanIntervalMs: number;
+    /** A dropped file is taken once its size and time have not changed for this long (it may still be uploading). */
+    settleMs: number;
+  };
 }
 
 export interface ServerConfig {
@@ -112,6 +187,7 @@ export interface Config {
   recommend: RecommendConfig;
   store: StoreConfig;
   auth: AuthConfig;
+  ingest: IngestConfig;
   log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent' };
   environments: Record<string, EnvironmentConfig>;
 }

@@ -18,6 +18,10 @@ export interface Exchange {
   aborted: boolean;
   /** Set once a response has been written, so a late error is not written twice. */
   done: boolean;
+  /** Close the connection after the response: set while a streamed body may be unread (uploads). */
+  closeConnection?: boolean;
+  /** Called once when the client aborts (uWS takes one abort handler: the server's, which calls this). */
+  onAbort?: () => void;
 }
 
 const STATUS_LINES = new Map<number, string>();
@@ -44,7 +48,7 @@ function write(
     ex.res.writeStatus(statusLine(status));
     if (contentType) ex.res.writeHeader('Content-Type', contentType);
     if (headers) for (const name in headers) ex.res.writeHeader(name, headers[name]!);
-    ex.res.end(body, closeConnection);
+    ex.res.end(body, closeConnection || ex.closeConnection === true);
   });
 }
 

@@ -30,6 +30,9 @@ export interface RequestInfo {
   params: string[];
   authorization: string;
   contentType: string;
+  /** For routes that stream their body themselves (readsBody false): the declared length and coding. */
+  contentLength: string;
+  contentEncoding: string;
 }
 
 export type Handler = (ex: Exchange, req: RequestInfo, body: Buffer | undefined) => void | Promise<void>;
@@ -86,7 +89,10 @@ export class HttpServer {
 
   #run(res: HttpResponse, req: HttpRequest, paramCount: number, options: RouteOptions, handler: Handler): void {
     const ex: Exchange = { res, aborted: false, done: false };
-    res.onAborted(() => (ex.aborted = true));
+    res.onAborted(() => {
+      ex.aborted = true;
+      ex.onAbort?.();
+    });
     this.#inFlight++;
     let bodyPromise: Promise<Buffer> | undefined;
     let info: RequestInfo;
@@ -100,6 +106,8 @@ export class HttpServer {
         params,
         authorization: req.getHeader('authorization'),
         contentType: req.getHeader('content-type'),
+        contentLength: req.getHeader('content-length'),
+        contentEncoding: req.getHeader('content-encoding'),
       };
       if (options.readsBody) bodyPromise = readBody(ex, this.#maxBodyBytes, req.getHeader('content-length'));
     } catch (err) {

@@ -10,6 +10,7 @@ import type { StoredEvent } from '../store/event-log.ts';
 import { EVENT_TYPE_CODES } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 import { CooccurrenceState } from './cooccurrence.ts';
+import { eventWeight } from './event-weight.ts';
 import { HistoryState } from './histories.ts';
 import { PopularityState } from './popularity.ts';
 import { ReportState } from './reports.ts';
@@ -60,7 +61,7 @@ export class EnvironmentModel {
     if (userId && deviceId && deviceId !== 'no-consent') this.#histories.link(deviceId, userId);
     if (ix === undefined) return;
     const unixSec = Math.floor(t / 1000);
-    const weight = this.#config.model.eventWeights[e.event_type] ?? 0;
+    const weight = eventWeight(this.#config.model.eventWeights, e);
     const key = this.#histories.keyFor(userId, deviceId);
     if (weight > 0) {
       this.#popularity.add(ix, unixSec, weight);

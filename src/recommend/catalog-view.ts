@@ -13,11 +13,18 @@ import type { Item, StoredItem } from '../domain/item.ts';
 import { CATEGORY_KEY_PREFIX, TAG_KEY_PREFIX, filterClauses, filterItemTypes, filterKeysOf } from '../domain/list-filters.ts';
 import type { CatalogChange } from '../store/catalog.ts';
 import { itemIndexCount } from '../store/item-index.ts';
-import { ITEM_ENABLED, ITEM_IN_CATALOG, UNKNOWN_TYPE, contentVectorKey } from '../store/model.ts';
+import { ITEM_ENABLED as ENABLED, ITEM_IN_CATALOG as IN_CATALOG, UNKNOWN_TYPE as UNKNOWN, contentVectorKey } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 import type { ListFilters } from '../config/types.ts';
 import { contentVector } from './content-vector.ts';
 import { ALL_TYPES, VECTOR_DIM, type Ranker } from './reference-ranker.ts';
+
+// Local copies: an imported binding is read through a getter under tsx, which showed in profiles
+// of the per-item loops (isRankable runs for every item a trained model scores).
+const ITEM_ENABLED = ENABLED;
+const ITEM_IN_CATALOG = IN_CATALOG;
+const UNKNOWN_TYPE = UNKNOWN;
+const RANKABLE = ITEM_IN_CATALOG | ITEM_ENABLED;
 
 /** Items kept in the `latest` list, newest first; the catalog-wide pass covers the rest. */
 export const LATEST_SIZE = 5000;
@@ -118,7 +125,7 @@ export class CatalogView {
   /** Whether ix may be recommended at nowSec (in catalog, enabled, not expired). */
   isRankable(ix: number, nowSec: number): boolean {
     const ends = this.#ends[ix]!;
-    return ix < this.#capacity && (this.flags[ix]! & (ITEM_IN_CATALOG | ITEM_ENABLED)) === (ITEM_IN_CATALOG | ITEM_ENABLED) && (ends === 0 || ends > nowSec);
+    return ix < this.#capacity && (this.flags[ix]! & RANKABLE) === RANKABLE && (ends === 0 || ends > nowSec);
   }
 
   /** The kernel's allowedTypesMask for a list's item types narrowed by its filters. */

@@ -18,6 +18,7 @@ import { VECTOR_DIM as DIM, type RankInput, type Ranker } from './reference-rank
 /** A local copy: a module import is read through a getter, which showed in profiles of the hot loops. */
 const VECTOR_DIM = DIM;
 import { Signals, type TopList } from './signals.ts';
+import { TrainedScores } from './trained-scores.ts';
 import type { ItemRef, ListTask, RankOutcome, RankTask, RankedList, TaskFieldError } from './task.ts';
 
 // Candidate budgets: the kernel's cost is about linear in candidates (each one a few cache
@@ -40,9 +41,16 @@ const CHANGES_PER_SYNC = 10_000;
 /** Neighbour rows a worker keeps per environment (~1 KB each). */
 const MAX_CACHED_ROWS = 100_000;
 
+/**
+ * Trained-model candidates handed to the kernel per list: a few times the list so filters and
+ * exclusions rarely empty it (the fallback chain fills what they do).
+ */
+const TRAINED_CANDIDATES = 200;
+/** A half-life the kernel reads as "no decay" (model.seedHalfLifeSec 0): 2^(-age / 3e38) = 1 in f32. */
+const NO_DECAY_SEC = 3e38;
+
 /** Ranking parameters per strategy; quality tuning (issue 5) changes these numbers only. */
 const TUNING = {
-  seedHalfLifeSec: 14 * DAY,
   recencyHalfLifeSec: 7 * DAY,
   personalized: { popularityWeight: 0.05, contentWeight: 0.3 },
   itemToItem: { popularityWeight: 0.05, contentWeight: 0.5 },
@@ -110,6 +118,7 @@ interface Environment {
   view: CatalogView;
   ranker: Ranker;
   signals: Signals;
+  trained: TrainedScores;
   /** Every ix, for the catalog-wide last resort. */
   everyIx: Uint32Array;
   rows: Map<number, TopList>;
@@ -123,6 +132,8 @@ interface UserContext {
   seeds: Map<number, [number, number]>;
   /** Never recommended: consumed (not reconsumable), excluded, context, and items already chosen. */
   exclude: number[];
+  /** The trained model's candidates for this user (computed at the first list that needs them). */
+  trained?: TopList | null;
 }
 
 export class Engine {
@@ -143,7 +154,8 @@ export class Engine {
       const ranker = new WasmRanker();
       const view = new CatalogView(store, name, config, ranker);
       const signals = new Signals(store, view, ranker);
-      this.#environments.set(name, { view, ranker, signals, everyIx: new Uint32Array(0), rows: new Map(), rowsGeneration: -1 });
+      const trained = new TrainedScores(store, view, config.model.trained);
+      this.#environments.set(name, { view, ranker, signals, trained, everyIx: new Uint32Array(0), rows: new Map(), rowsGeneration: -1 });
     }
     this.sync(Date.now());
     for (const env of this.#environments.values()) env.signals.refresh(Date.now(), true);
@@ -161,7 +173,10 @@ export class Engine {
       applied += changes.length;
       if (changes.length < CHANGES_PER_SYNC) break;
     }
-    for (const env of this.#environments.values()) env.signals.refresh(nowMs);
+    for (const env of this.#environments.values()) {
+      env.signals.refresh(nowMs);
+      env.trained.refresh();
+    }
   }
 
   recommend(task: RankTask): RankOutcome {
@@ -302,6 +317,11 @@ export class Engine {
           if (ix < env.view.capacity) for (let d = 0; d < VECTOR_DIM; d++) context[d]! += weight * vectors[ix * VECTOR_DIM + d]!;
         }
         normalise(context);
+        const trained = this.#trainedForUser(env, task, user);
+        if (trained) {
+          b.addSeed(env.view.config.model.trained.weight, 0);
+          b.addRow(trained, trained.ix.length);
+        }
         ({ popularityWeight, contentWeight } = TUNING.personalized);
         break;
       }
@@ -310,6 +330,11 @@ export class Engine {
         if (ix === undefined || ix >= env.view.capacity) return null;
         b.addSeed(1, 0);
         b.addRow(this.#neighbours(env, ix), ITEM_ROW);
+        const trained = env.trained.forItem(ix, user.exclude, TRAINED_CANDIDATES);
+        if (trained) {
+          b.addSeed(env.view.config.model.trained.weight, 0);
+          b.addRow(trained, trained.ix.length);
+        }
         context = env.view.vectors.slice(ix * VECTOR_DIM, (ix + 1) * VECTOR_DIM);
         const similar = env.view.similarCandidates(ix, SIMILAR_POOL, this.#similar);
         // No category or tag to go by: content similarity over the whole catalog (rare: an O(n) pass).
@@ -338,7 +363,7 @@ export class Engine {
       allowedTypesMask: 0,
       seedWeight: b.seedWeight.subarray(0, b.m),
       seedTime: b.seedTime.subarray(0, b.m),
-      seedHalfLifeSec: TUNING.seedHalfLifeSec,
+      seedHalfLifeSec: env.view.config.model.seedHalfLifeSec || NO_DECAY_SEC,
       neighbourOffsets: b.offsets.subarray(0, b.m + 1),
       neighbourIx: b.nbIx.subarray(0, b.t),
       neighbourWeight: b.nbWeight.subarray(0, b.t),
@@ -373,6 +398,31 @@ export class Engine {
     if (env.rows.size >= MAX_CACHED_ROWS) env.rows.clear();
     env.rows.set(ix, row);
     return row;
+  }
+
+  /**
+   * The trained model's candidates for the user's history (its model.trained.maxSeeds most recent
+   * items, more than the co-occurrence's MAX_SEEDS: the model weighs a history as a whole). Seeds decay with the
+   * model's own half-life (model.trained.halfLifeSec, the one it was trained with; 0 = none),
+   * not the co-occurrence seeds' one: the model stands for lasting taste, the co-occurrence
+   * neighbours for what the user is doing now. Once per request.
+   */
+  #trainedForUser(env: Environment, task: RankTask, user: UserContext): TopList | undefined {
+    if (user.trained !== undefined) return user.trained ?? undefined;
+    const { halfLifeSec: halfLife, maxSeeds } = env.view.config.model.trained;
+    let history = [...user.seeds];
+    if (maxSeeds > 0 && history.length > maxSeeds) {
+      // The most recent (time 0: now, e.g. the context item).
+      history = history.sort((a, b) => (b[1][1] || Infinity) - (a[1][1] || Infinity)).slice(0, maxSeeds);
+    }
+    const seeds: Array<[number, number]> = [];
+    for (const [ix, [weight, time]] of history) {
+      const age = time === 0 ? 0 : Math.max(0, task.nowSec - time);
+      seeds.push([ix, halfLife > 0 ? weight * 2 ** (-age / halfLife) : weight]);
+    }
+    const top = env.trained.forSeeds(seeds, user.exclude, TRAINED_CANDIDATES);
+    user.trained = top ?? null;
+    return top;
   }
 
   #everyIx(env: Environment): Uint32Array {

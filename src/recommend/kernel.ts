@@ -31,7 +31,7 @@ import {
 } from './reference-ranker.ts';
 
 /** Must equal ABI_VERSION in assembly/abi.ts. */
-export const ABI_VERSION = 3;
+export const ABI_VERSION = 4;
 const STATUS_BAD_ARGS = -1;
 const STATUS_OUT_OF_MEMORY = -2;
 
@@ -73,7 +73,7 @@ const REQ_HEADER_WORDS = 21;
 /** First reservation of the request area: 64 KiB holds ~8,000 neighbours; it doubles beyond. */
 const MIN_REQUEST_BYTES = 64 * 1024;
 
-interface KernelExports {
+export interface KernelExports {
   memory: WebAssembly.Memory;
   abiVersion(): number;
   vectorDim(): number;
@@ -84,12 +84,29 @@ interface KernelExports {
   clearScratch(): void;
   rank(headerOff: number): number;
   topK(scoresOff: number, n: number, k: number, outOff: number): number;
+  axpy(y: number, x: number, n: number, a: number): number;
 }
 
 export const KERNEL_PATH = join(import.meta.dirname, '..', '..', 'build', 'kernel.wasm');
 
 /** Compiled once per file and shared by every instance (one per worker). */
 const compiled = new Map<string, WebAssembly.Module>();
+
+/** A new instance (its own memory) of the kernel, compiled once per file. */
+export function instantiateKernel(wasmPath = KERNEL_PATH): KernelExports {
+  let module = compiled.get(wasmPath);
+  if (!module) {
+    module = new WebAssembly.Module(readFileSync(wasmPath));
+    compiled.set(wasmPath, module);
+  }
+  return new WebAssembly.Instance(module, {
+    env: {
+      abort: () => {
+        throw new Error('ranking kernel aborted');
+      },
+    },
+  }).exports as unknown as KernelExports;
+}
 
 function kernelError(status: number): AppError {
   const what = status === STATUS_OUT_OF_MEMORY ? 'out of memory' : status === STATUS_BAD_ARGS ? 'bad arguments' : `status ${status}`;
@@ -116,18 +133,7 @@ export class WasmRanker implements Ranker {
   #outScoreWord = 0;
 
   constructor(wasmPath = KERNEL_PATH) {
-    let module = compiled.get(wasmPath);
-    if (!module) {
-      module = new WebAssembly.Module(readFileSync(wasmPath));
-      compiled.set(wasmPath, module);
-    }
-    this.#exports = new WebAssembly.Instance(module, {
-      env: {
-        abort: () => {
-          throw new Error('ranking kernel aborted');
-        },
-      },
-    }).exports as unknown as KernelExports;
+    this.#exports = instantiateKernel(wasmPath);
     const version = this.#exports.abiVersion();
     if (version !== ABI_VERSION) throw new Error(`kernel ABI ${version}, expected ${ABI_VERSION}: rebuild with npm run build`);
     if (this.#exports.vectorDim() !== VECTOR_DIM) throw new Error(`kernel vectors have ${this.#exports.vectorDim()} dims, expected ${VECTOR_DIM}`);

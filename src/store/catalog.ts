@@ -5,8 +5,9 @@
  * and its change record in one transaction. Validation is the caller's job; this module trusts
  * its input.
  */
+import { isDeepStrictEqual } from 'node:util';
 import type { Item, StoredItem } from '../domain/item.ts';
-import { ensureItemIndex } from './item-index.ts';
+import { ensureItemIndex, saveNextIx } from './item-index.ts';
 import type { Store } from './open.ts';
 
 export type CatalogOp = 'create' | 'update' | 'enable' | 'disable' | 'delete';
@@ -23,7 +24,30 @@ export interface CatalogChange {
   at: number;
 }
 
+/**
+ * One write of a batch (Catalog.applyBatch). `put` creates or replaces an item (setting its
+ * enabled state when given, else keeping it); `patch` replaces an existing item by what `patch`
+ * makes of it (an Item, or the reason it refuses); `remove` deletes.
+ */
+export type CatalogWrite =
+  | { op: 'put'; item: Item; enabled?: boolean }
+  | { op: 'patch'; environment: string; itemType: string; itemId: string; patch: (existing: Item) => Item | string }
+  | { op: 'remove'; environment: string; itemType: string; itemId: string };
+
+/** What one write of a batch did; `state` is set when it also changed the enabled state. */
+export interface WriteResult {
+  op: 'create' | 'update' | 'unchanged' | 'delete' | 'rejected';
+  state?: 'enable' | 'disable';
+  reason?: string;
+}
+
 const CHANGE_SEQ = 'changeSeq';
+
+/** Counters of one applyBatch transaction. */
+interface BatchCounters {
+  seq: number;
+  nextIx: Map<string, number>;
+}
 
 /**
  * LMDB keys hold at most 1978 bytes, and lmdb-js throws past that. Item ids and types are
@@ -106,6 +130,73 @@ export class Catalog {
       this.#appendChange(environment, itemType, itemId, existing.ix, 'delete');
       return true;
     });
+  }
+
+  /**
+   * Applies `writes` in order in ONE transaction, with the per-item semantics of put/setEnabled/
+   * remove and one change record per effect, except that a put or patch leaving the item exactly
+   * as stored writes nothing (`unchanged`: feeds re-publish whole catalogs every poll). A later
+   * write sees the earlier ones. `alsoInTransaction` runs in the same transaction after the
+   * writes, so a caller can commit its own progress atomically with them (file drops: nothing
+   * applied twice or lost across a crash). Resolves once committed. An unknown item is a
+   * `rejected` result for patch and remove, not an error.
+   */
+  applyBatch(writes: readonly CatalogWrite[], alsoInTransaction?: (results: WriteResult[]) => void): Promise<WriteResult[]> {
+    const s = this.#store;
+    return s.root.transaction(() => {
+      // Counters read once and written once per batch (the same values as per-write updates).
+      const batch: BatchCounters = { seq: s.meta.get(CHANGE_SEQ) ?? 0, nextIx: new Map() };
+      const results: WriteResult[] = [];
+      for (const write of writes) {
+        if (write.op === 'put') {
+          results.push(this.#putInTransaction(write.item, write.enabled, batch));
+          continue;
+        }
+        const { environment, itemType, itemId } = write;
+        const existing = couldBeKey(itemType, itemId) ? (s.items.get([environment, itemType, itemId]) as StoredItem | undefined) : undefined;
+        if (!existing) {
+          results.push({ op: 'rejected', reason: `item '${itemId}' of type '${itemType}' is not known` });
+          continue;
+        }
+        if (write.op === 'remove') {
+          s.items.remove([environment, itemType, itemId]);
+          this.#batchChange(batch, environment, itemType, itemId, existing.ix, 'delete');
+          results.push({ op: 'delete' });
+          continue;
+        }
+        const patched = write.patch(existing.item);
+        results.push(typeof patched === 'string' ? { op: 'rejected', reason: patched } : this.#putInTransaction(patched, undefined, batch));
+      }
+      s.meta.put(CHANGE_SEQ, batch.seq);
+      saveNextIx(s, batch.nextIx);
+      alsoInTransaction?.(results);
+      return results;
+    });
+  }
+
+  #batchChange(batch: BatchCounters, environment: string, itemType: string, itemId: string, ix: number, op: CatalogOp): void {
+    const seq = ++batch.seq;
+    const change: CatalogChange = { seq, environment, itemType, itemId, ix, op, at: Date.now() };
+    this.#store.changes.put(seq, change);
+  }
+
+  #putInTransaction(item: Item, enabled: boolean | undefined, batch: BatchCounters): WriteResult {
+    const s = this.#store;
+    const key = [item.environment, item.item_type, item.item_id];
+    const existing = s.items.get(key) as StoredItem | undefined;
+    const nextEnabled = enabled ?? existing?.enabled ?? true;
+    const sameItem = existing !== undefined && isDeepStrictEqual(existing.item, item);
+    if (sameItem && existing.enabled === nextEnabled) return { op: 'unchanged' };
+    const ix = existing?.ix ?? ensureItemIndex(s, item.environment, item.item_type, item.item_id, batch.nextIx);
+    s.items.put(key, { item, enabled: nextEnabled, ix, updatedAt: Date.now() } satisfies StoredItem);
+    const result: WriteResult = { op: existing ? (sameItem ? 'unchanged' : 'update') : 'create' };
+    if (result.op !== 'unchanged') this.#batchChange(batch, item.environment, item.item_type, item.item_id, ix, result.op as CatalogOp);
+    // A new item is enabled unless told otherwise: only a disabled one has a state change to record.
+    if (existing ? existing.enabled !== nextEnabled : !nextEnabled) {
+      result.state = nextEnabled ? 'enable' : 'disable';
+      this.#batchChange(batch, item.environment, item.item_type, item.item_id, ix, result.state);
+    }
+    return result;
   }
 
   /** Up to `limit` item ids of a type in id order, starting after `afterId`. */

@@ -57,11 +57,17 @@ export class EventLog {
    * overlappingSync: committed, fsync follows; see store/open.ts). Events whose `event_id` is
    * already logged for the environment are skipped, so a client retrying after a timeout does
    * not double-count.
+   *
+   * `acceptedAtMs` is for trusted import code only (the offline eval, imports of historical
+   * events): it stamps the batch with the events' own time instead of now. The events API never
+   * passes it, so live events are always stamped on acceptance. Imported batches must be
+   * appended oldest first: the model builder takes the log's order as time order.
    */
   append(
     environment: string,
     events: readonly TrackedEvent[],
     body: Buffer,
+    acceptedAtMs?: number,
   ): Promise<{ stored: number; duplicates: number }> {
     const s = this.#store;
     return s.root.transaction(() => {
@@ -81,7 +87,7 @@ export class EventLog {
       const stored = kept ? kept.length : events.length;
       if (stored > 0) {
         const json = kept ? Buffer.from(JSON.stringify({ events: kept })) : body;
-        s.events.put([environment, first], encodeBatch(Date.now(), json));
+        s.events.put([environment, first], encodeBatch(acceptedAtMs ?? Date.now(), json));
         s.meta.put(EVENT_SEQ, first + stored - 1);
       }
       return { stored, duplicates: events.length - stored };

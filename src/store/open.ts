@@ -32,6 +32,14 @@ export class Store {
   readonly clients: Database;
   /** Counters: ['nextIx', environment], 'changeSeq', 'eventSeq'. */
   readonly meta: Database<number>;
+  /** [environment, feedId] → FeedDefinition: configured and operator-added feeds (store/feeds.ts). */
+  readonly feeds: Database;
+  /** ['status' | 'request', environment, feedId] → feed status / poll request time (store/feeds.ts). */
+  readonly feedState: Database;
+  /** [environment, importId] → ImportRecord: file drops and their progress (store/imports.ts). */
+  readonly imports: Database;
+  /** [environment, importId, row] → { line, reason }: the rejected rows of each import. */
+  readonly importRejects: Database;
 
   constructor(config: StoreConfig) {
     const path = join(config.dataDir, 'db');
@@ -50,6 +58,10 @@ export class Store {
     this.modelState = this.root.openDB({ name: 'model-state' });
     this.clients = this.root.openDB({ name: 'clients' });
     this.meta = this.root.openDB({ name: 'meta' });
+    this.feeds = this.root.openDB({ name: 'feeds' });
+    this.feedState = this.root.openDB({ name: 'feed-state' });
+    this.imports = this.root.openDB({ name: 'imports' });
+    this.importRejects = this.root.openDB({ name: 'import-rejects' });
   }
 
   /** Waits for every commit to be flushed, then closes the environment. */

@@ -31,3 +31,14 @@ export async function assertProblem(res: Response, status: number, kind: string)
   }
   return body;
 }
+
+/** Each expected path is among the problem's errors (with a matching message when given), and no other path is. */
+export function assertFieldErrors(problem: Problem, expected: Array<[path: string, message?: RegExp]>): void {
+  const errors = problem.errors ?? [];
+  for (const e of errors) assert.ok(e.message.length > 0, `an error message for '${e.path}'`);
+  for (const [path, message] of expected) {
+    const entry = errors.find((e) => e.path === path && (message === undefined || message.test(e.message)));
+    assert.ok(entry, `an error for path '${path}'${message ? ` matching ${message}` : ''} in ${JSON.stringify(errors)}`);
+  }
+  assert.deepEqual([...new Set(errors.map((e) => e.path))].sort(), [...new Set(expected.map(([p]) => p))].sort());
+}

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { lastEventSeq } from '../../src/store/event-log.ts';
 
-const DATABASES = ['items', 'item-index', 'index-items', 'changes', 'clients', 'meta', 'event-ids', 'model-state'];
+const DATABASES = ['items', 'item-index', 'index-items', 'changes', 'clients', 'meta', 'event-ids', 'model-state', 'feeds', 'feed-state', 'imports', 'import-rejects'];
 /** Databases whose values are raw bytes (event batches, model arrays): dumped as hex. */
 const BINARY_DATABASES = ['events', 'model'];
 

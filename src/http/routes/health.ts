@@ -4,10 +4,11 @@
  * the model builder's progress (events applied, acceptance-to-model lag) for operators.
  */
 import type { ModelBuilder } from '../../model/builder.ts';
+import type { ModelTrainer } from '../../model/trainer.ts';
 import { sendJson } from '../respond.ts';
 import type { HttpServer } from '../server.ts';
 
-export function registerHealthRoute(server: HttpServer, builder: ModelBuilder): void {
+export function registerHealthRoute(server: HttpServer, builder: ModelBuilder, trainer?: ModelTrainer): void {
   server.route('get', '/health', { status: {} }, (ex) => {
     const stats = builder.stats;
     sendJson(ex, 200, {
@@ -19,6 +20,32 @@ export function registerHealthRoute(server: HttpServer, builder: ModelBuilder): 
             positions: stats.positions,
             skipped: stats.skipped,
           }
+        : null,
+      // Per environment: the last successful trained-model build (time, memory) and failures.
+      trained_model: trainer
+        ? Object.fromEntries(
+            [...trainer.stats].map(([environment, s]) => [
+              environment,
+              {
+                building: s.building,
+                builds: s.builds,
+                failures: s.failures,
+                last_build: s.last
+                  ? {
+                      version: s.last.version,
+                      items: s.last.items,
+                      users: s.last.users,
+                      interactions: s.last.interactions,
+                      built_at: new Date(s.last.builtAt).toISOString(),
+                      build_ms: s.last.buildMs,
+                      memory_bytes: s.last.memoryBytes,
+                      peak_rss_bytes: s.last.peakRssBytes,
+                    }
+                  : null,
+                last_error: s.lastError ? { at: new Date(s.lastError.at).toISOString(), error: s.lastError.error } : null,
+              },
+            ]),
+          )
         : null,
     });
   });

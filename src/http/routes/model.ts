@@ -1,0 +1,48 @@
+/**
+ * @module http/routes/model
+ * POST /{environment}/model/rebuild: rebuilds the environment's trained model now, in the trainer
+ * worker (never on this thread), and answers once it serves: its version, size, build time and
+ * working memory. A build already running for the environment is joined, not repeated. A failed
+ * build answers 500 `model-build-failed`; the previous model keeps serving.
+ */
+import type { Config } from '../../config/types.ts';
+import { E } from '../../errors.ts';
+import type { ModelTrainer } from '../../model/trainer.ts';
+import { authorize, type Authorizer } from '../auth.ts';
+import { sendJson, type StatusMap } from '../respond.ts';
+import type { HttpServer } from '../server.ts';
+
+const STATUS_REBUILD: StatusMap = { unauthorized: 401 };
+
+export interface ModelRoutesDeps {
+  trainer: ModelTrainer;
+  auth: Authorizer;
+  environments: Config['environments'];
+}
+
+export function registerModelRoutes(server: HttpServer, deps: ModelRoutesDeps): void {
+  server.route('post', '/api/:environment/model/rebuild', { status: STATUS_REBUILD }, async (ex, req) => {
+    const environment = req.params[0] ?? '';
+    await authorize(deps.auth, req.authorization, environment);
+    if (!Object.hasOwn(deps.environments, environment)) throw E.environmentNotFound(environment);
+    const result = await deps.trainer.rebuild(environment);
+    if (result.status === 'failed') throw E.modelBuildFailed(`The trained model of '${environment}' could not be built: ${result.error}`);
+    if (result.status === 'skipped') {
+      sendJson(ex, 200, { environment, status: 'skipped', reason: result.reason });
+      return;
+    }
+    const m = result.meta;
+    sendJson(ex, 200, {
+      environment,
+      status: 'built',
+      version: m.version,
+      method: m.method,
+      items: m.items,
+      users: m.users,
+      interactions: m.interactions,
+      events_position: m.eventsPosition,
+      build_ms: m.buildMs,
+      memory_bytes: m.memoryBytes,
+    });
+  });
+}

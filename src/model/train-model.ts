@@ -1,0 +1,66 @@
+/**
+ * @module model/train-model
+ * One build of an environment's trained model, start to finish: read the event log
+ * (model/training-data.ts), learn the item weights (model/linear-autoencoder.ts), write them as a
+ * new version and switch to it atomically (store/trained-model.ts). A build that fails at any
+ * step removes what it wrote and leaves `current`, and so the serving model, unchanged. Runs
+ * synchronously and long: only the trainer worker (and the offline eval) call it.
+ */
+import type { EnvironmentConfig } from '../config/types.ts';
+import type { Store } from '../store/open.ts';
+import {
+  type TrainedModelMeta,
+  readTrainedMeta,
+  removeTrainedVersions,
+  switchTrainedVersion,
+  writeTrainedVersion,
+} from '../store/trained-model.ts';
+import { autoencoderBytes, trainAutoencoder } from './linear-autoencoder.ts';
+import { readTrainingData } from './training-data.ts';
+
+export type BuildOutcome =
+  | { status: 'built'; meta: TrainedModelMeta; readMs: number; trainMs: number; writeMs: number }
+  | { status: 'skipped'; reason: string };
+
+/** Builds and switches to a new model; throws (having cleaned up) when the build fails. */
+export function buildTrainedModel(store: Store, environment: string, config: EnvironmentConfig): BuildOutcome {
+  const settings = config.model.trained;
+  const started = performance.now();
+  const serving = readTrainedMeta(store, environment);
+  // A partial version left by a build that died mid-write (a killed process) goes first.
+  removeTrainedVersions(store, environment, serving?.version);
+  const data = readTrainingData(store, environment, config);
+  const n = data.items.length;
+  if (n === 0) return { status: 'skipped', reason: 'no consumption events to learn from' };
+  const memoryBytes = autoencoderBytes(n) + data.rows.cols.length * 8;
+  if (memoryBytes > settings.maxMemoryBytes) {
+    throw new Error(
+      `a model of ${n} items needs ${memoryBytes} bytes, over model.trained.maxMemoryBytes (${settings.maxMemoryBytes}); lower model.trained.maxItems`,
+    );
+  }
+  const read = performance.now();
+  const weights = trainAutoencoder(data.rows, n, { method: settings.method, l2: settings.l2, dropout: settings.dropout });
+  const trained = performance.now();
+  const version = (serving?.version ?? 0) + 1;
+  try {
+    writeTrainedVersion(store, environment, version, data.items, weights);
+    const meta: TrainedModelMeta = {
+      version,
+      items: n,
+      method: settings.method,
+      users: data.users,
+      interactions: data.rows.cols.length,
+      eventsPosition: data.eventsPosition,
+      builtAt: Date.now(),
+      buildMs: Math.round(performance.now() - started),
+      memoryBytes,
+    };
+    switchTrainedVersion(store, environment, meta);
+    const written = performance.now();
+    removeTrainedVersions(store, environment, version);
+    return { status: 'built', meta, readMs: read - started, trainMs: trained - read, writeMs: written - trained };
+  } catch (err) {
+    removeTrainedVersions(store, environment, readTrainedMeta(store, environment)?.version);
+    throw err;
+  }
+}

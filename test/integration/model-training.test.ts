@@ -1,0 +1,178 @@
+// The trained model (issue 5) against the real server: POST /api/{env}/model/rebuild builds it in
+// the trainer worker from the events posted through the events API, personalized lists then rank
+// by it, each rebuild switches to a new version atomically (one version stored, `current` moved
+// in one transaction), and a build that fails (here: over model.trained.maxMemoryBytes) answers
+// 500 model-build-failed while the previous version keeps serving. What is stored is read back
+// from the data directory's LMDB, read-only, in the layouts of src/store/trained-model.ts.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { open } from 'lmdb';
+import { DEFAULT_CONFIG } from '../../src/config/defaults.ts';
+import { type TrainedModelMeta, trainedCurrentKey } from '../../src/store/trained-model.ts';
+import { getToken } from '../helpers/auth.ts';
+import { assertProblem } from '../helpers/problem.ts';
+import { startServer, type TestServer } from '../helpers/server.ts';
+
+const DEMO = DEFAULT_CONFIG.environments.demo!;
+/**
+ * No co-occurrence rows (window 0) and no content (items without text), so before a model
+ * exists a personalized list can only be its `popular` fallback, and after, only the model
+ * reorders it. The memory budget admits a model of the first 10 items, not of 40.
+ */
+const CONFIG = {
+  environments: {
+    demo: {
+      ...DEMO,
+      model: {
+        ...DEMO.model,
+        cooccurrenceWindow: 0,
+        trained: { ...DEMO.model.trained, rebuildIntervalSec: 0, maxMemoryBytes: 8_000 },
+      },
+    },
+    other: DEMO,
+  },
+};
+
+interface Rebuilt {
+  environment: string;
+  status: string;
+  version: number;
+  items: number;
+  users: number;
+  build_ms: number;
+  memory_bytes: number;
+}
+
+describe('trained model: rebuild endpoint, atomic switch, failed builds', () => {
+  let server: TestServer;
+  let token: string;
+  let sent = 0;
+
+  const api = (path: string, init: RequestInit = {}) =>
+    fetch(`${server.url}/api${path}`, { ...init, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', ...init.headers } });
+
+  async function postEvents(events: Array<[user: string, item: string]>): Promise<void> {
+    const body = {
+      events: events.map(([user, item]) => ({
+        event_type: 'detail_pageview',
+        page_type: 'article_detail',
+        channel: 'www',
+        device_id: `device-of-${user}`,
+        user_id: user,
+        action_item: item,
+        action_item_type: 'article',
+      })),
+    };
+    const res = await fetch(`${server.url}/api/demo/events`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    assert.equal(res.status, 200, await res.text());
+    sent += events.length;
+    // The model builder writes histories (what personalized lists seed from) within ~500 ms.
+    for (let i = 0; i < 200; i++) {
+      const health = (await (await fetch(`${server.url}/health`)).json()) as { model_builder: { positions: Record<string, number> } | null };
+      if ((health.model_builder?.positions.demo ?? 0) >= sent) return;
+      await sleep(50);
+    }
+    throw new Error('the model builder did not catch up');
+  }
+
+  async function personalized(user: string): Promise<string[]> {
+    const res = await api('/demo/recommendations/requests', {
+      method: 'POST',
+      body: JSON.stringify({ page_type: 'home', channel: 'www', device_id: `device-of-${user}`, user_id: user, lists: [{ list_name: 'recommended_for_you', list_size: 3 }] }),
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    return ((await res.json()) as { lists: Array<{ items: Array<{ item_id: string }> }> }).lists[0]!.items.map((i) => i.item_id);
+  }
+
+  const rebuild = (environment = 'demo') => api(`/${environment}/model/rebuild`, { method: 'POST' });
+
+  /** The stored trained-model state: `current` and the versions that have rows (a fresh read snapshot). */
+  async function stored(): Promise<{ current: TrainedModelMeta | undefined; versions: number[] }> {
+    const root = open({ path: join(server.dataDir, 'db'), maxDbs: 16, readOnly: true });
+    try {
+      root.resetReadTxn();
+      const current = root.openDB({ name: 'model-state' }).get(trainedCurrentKey('demo')) as TrainedModelMeta | undefined;
+      const versions = new Set<number>();
+      for (const key of root.openDB({ name: 'model', encoding: 'binary' }).getKeys({ start: ['demo', 'tm'], end: ['demo', 'tm', '\uffff'] })) {
+        versions.add((key as [string, string, number])[2]);
+      }
+      return { current, versions: [...versions] };
+    } finally {
+      await root.close();
+    }
+  }
+
+  before(async () => {
+    server = await startServer({ config: CONFIG });
+    token = await getToken(server);
+    const items = Array.from({ length: 40 }, (_, i) => `a${i}`);
+    for (const id of items) {
+      const res = await api(`/demo/items/article/${id}`, { method: 'PUT', body: JSON.stringify({ environment: 'demo', item_id: id, item_type: 'article' }) });
+      assert.equal(res.status, 200, await res.text());
+    }
+    // a0..a2 are the most popular (what the fallback ranks first); a5, a6, a7 are consumed together.
+    const events: Array<[string, string]> = [];
+    for (let u = 0; u < 12; u++) for (const item of ['a0', 'a1', 'a2']) events.push([`fan${u}`, item]);
+    for (let u = 0; u < 6; u++) for (const item of ['a5', 'a6', 'a7']) events.push([`trio${u}`, item]);
+    events.push(['reader', 'a5'], ['reader', 'a6']);
+    await postEvents(events);
+  });
+  after(() => server.close());
+
+  test('rebuild needs a token for the environment: 401 without one, 401 for another environment', async () => {
+    await assertProblem(await fetch(`${server.url}/api/demo/model/rebuild`, { method: 'POST' }), 401, 'unauthorized');
+    await assertProblem(await rebuild('other'), 401, 'unauthorized');
+    assert.deepEqual((await stored()).versions, [], 'nothing was built');
+  });
+
+  test('before any model, a personalized list is the popular fallback', async () => {
+    const list = await personalized('reader');
+    assert.deepEqual(list.slice(0, 3).sort(), ['a0', 'a1', 'a2']);
+  });
+
+  test('a rebuild answers with the new version, its size, time and memory; the list then ranks by the model', async () => {
+    const res = await rebuild();
+    assert.equal(res.status, 200, await res.clone().text());
+    const body = (await res.json()) as Rebuilt;
+    assert.equal(body.status, 'built');
+    assert.equal(body.version, 1);
+    assert.equal(body.items, 6);
+    assert.ok(body.users >= 19 && body.build_ms >= 0 && body.memory_bytes > 0);
+    // a7 was consumed with a5 and a6 by every trio user: the model's first choice for `reader`.
+    assert.equal((await personalized('reader'))[0], 'a7');
+    const { current, versions } = await stored();
+    assert.equal(current?.version, 1);
+    assert.deepEqual(versions, [1]);
+  });
+
+  test('a second rebuild switches to version 2 and removes version 1; /health reports the build', async () => {
+    const res = await rebuild();
+    assert.equal(res.status, 200);
+    assert.equal(((await res.json()) as Rebuilt).version, 2);
+    assert.deepEqual((await stored()).versions, [2]);
+    assert.equal((await stored()).current?.version, 2);
+    const health = (await (await fetch(`${server.url}/health`)).json()) as {
+      trained_model: Record<string, { builds: number; failures: number; last_build: { version: number; build_ms: number; memory_bytes: number } }>;
+    };
+    const demo = health.trained_model.demo!;
+    assert.equal(demo.last_build.version, 2);
+    assert.equal(demo.failures, 0);
+    assert.ok(demo.builds >= 2 && demo.last_build.memory_bytes > 0);
+  });
+
+  test('a build over the memory budget answers 500 model-build-failed; version 2 keeps serving', async () => {
+    const events: Array<[string, string]> = [];
+    for (let i = 10; i < 40; i++) events.push([`wide${i}`, `a${i}`], [`wide${i}`, `a${(i % 30) + 10}`]);
+    await postEvents(events);
+    const problem = await assertProblem(await rebuild(), 500, 'model-build-failed');
+    assert.match(String(problem.detail), /maxMemoryBytes.*previous model keeps serving/);
+    assert.deepEqual((await stored()).versions, [2], 'no partial version left');
+    assert.equal((await stored()).current?.version, 2);
+    assert.equal((await personalized('reader'))[0], 'a7', 'lists still rank by version 2');
+    const health = (await (await fetch(`${server.url}/health`)).json()) as { trained_model: Record<string, { failures: number; last_error: { error: string } }> };
+    assert.equal(health.trained_model.demo!.failures, 1);
+    assert.match(health.trained_model.demo!.last_error.error, /maxMemoryBytes/);
+  });
+});
