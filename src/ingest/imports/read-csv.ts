@@ -9,35 +9,18 @@
  */
 import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
+import { MAPPABLE_FIELDS } from '../../domain/feed.ts';
 import { ImportFileError, MAX_ROW_CHARS, type SourceRow } from './source-row.ts';
 
-export const ITEM_COLUMNS = [
-  'environment',
-  'item_id',
-  'item_type',
-  'title',
-  'description',
-  'content_body',
-  'uri',
-  'categories',
-  'tags',
-  'images',
-  'language',
-  'item_attributes',
-  'publication_datetime',
-  'end_datetime',
-  'access_type',
-  'flags',
-  'parent',
-  'ancestry_level',
-] as const;
+/** Item fields a column may name: the mappable ones plus the two a feed supplies itself. */
+export const ITEM_COLUMNS: readonly string[] = ['environment', 'item_type', ...MAPPABLE_FIELDS];
 
 const NESTED = new Set(['categories', 'tags', 'images', 'flags', 'item_attributes']);
 
 function checkHeader(header: string[]): void {
   const seen = new Set<string>();
   for (const column of header) {
-    if (column !== 'operation' && !(ITEM_COLUMNS as readonly string[]).includes(column)) {
+    if (column !== 'operation' && !ITEM_COLUMNS.includes(column)) {
       throw new ImportFileError(`column '${column}' is not an Item field or 'operation'`, 1);
     }
     if (seen.has(column)) throw new ImportFileError(`column '${column}' appears twice`, 1);
