@@ -27,6 +27,7 @@ import { ModelTrainer } from './model/trainer.ts';
 import { ListCache } from './recommend/list-cache.ts';
 import { RankingPool } from './recommend/pool.ts';
 import { RecentConsumption } from './recommend/recent-consumption.ts';
+import { RequestCounter } from './recommend/request-counter.ts';
 import { Catalog } from './store/catalog.ts';
 import { EventLog } from './store/event-log.ts';
 import { syncConfigFeeds } from './store/feeds.ts';
@@ -55,6 +56,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
   let builder: ModelBuilder | undefined;
   let trainer: ModelTrainer | undefined;
   let pool: RankingPool | undefined;
+  let requests: RequestCounter | undefined;
   let ingest: IngestWorker | undefined;
   try {
     const key = await loadOrCreateSigningKey(config.store.dataDir);
@@ -80,7 +82,9 @@ export async function startService(config: Config, log: Logger): Promise<Running
     registerOAuthRoutes(server, { store, key, config: config.auth });
     registerItemRoutes(server, { catalog: new Catalog(store), auth, environments: config.environments });
     registerEventRoutes(server, { eventLog: new EventLog(store), recent, auth, environments: config.environments });
+    requests = new RequestCounter(store);
     registerRecommendationRoutes(server, {
+      requests,
       pool,
       listCache: new ListCache(config.recommend.listCacheItems),
       recent,
@@ -111,6 +115,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
         // Before the store closes: the current import commits its batch, polls in flight are cancelled.
         await ingest!.close();
         await pool!.close();
+        await requests!.close();
         await trainer!.close();
         await builder!.close();
         await store.close();
@@ -119,6 +124,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
   } catch (err) {
     await ingest?.close();
     await pool?.close();
+    await requests?.close();
     await trainer?.close();
     await builder?.close();
     await store.close();

@@ -66,6 +66,7 @@ const ENVIRONMENTS: Record<string, unknown> = {
   listcontent: DEMO,
   cache: DEMO,
   other: DEMO,
+  reports: DEMO,
   filters: {
     ...DEMO,
     filterAttributes: ['author'],
@@ -692,6 +693,39 @@ describe('recommendations API', { concurrency: true }, () => {
       await api.put('article', 'I1', { title: 'First headline, corrected', publication_datetime: published(1) });
       const again = await api.recommend(req([{ list_name: 'headlines', list_size: 1 }]));
       assert.deepEqual(again.lists[0]!.items, [{ item_id: 'I1', rank: 1, information_field: 'First headline, corrected' }]);
+    });
+  });
+
+  describe('reports', { concurrency: 1 }, () => {
+    const api = new Api('reports');
+    before(() => putArticles(api, ['R1', 'R2', 'R3']));
+
+    test('requests are counted per list_name, user_group and channel of the day in GET /reports, control traffic included', async () => {
+      await api.recommend(req([{ list_name: 'latest', list_size: 2 }, { list_name: 'popular', list_size: 1 }]));
+      await api.recommend(req([{ list_name: 'latest', list_size: 1 }], { channel: 'app', user_group: 'customer' }));
+      await api.recommend(req([{ list_name: 'latest', list_size: 1, alias: 'top' }, { list_name: 'latest', list_size: 1, alias: 'again' }], { channel: 'app' }));
+      const expected = [
+        ['list_name', 'latest', 4],
+        ['list_name', 'popular', 1],
+        ['user_group', 'affinity', 2],
+        ['user_group', 'customer', 1],
+        ['channel', 'www', 1],
+        ['channel', 'app', 2],
+      ] as const;
+      const counted = async () => {
+        const res = await fetch(`${server.url}/api/reports/reports`, { headers: { Authorization: `Bearer ${token}` } });
+        assert.equal(res.status, 200);
+        const body = (await res.json()) as { rows: Array<{ dimension: string; value: string; metrics: Record<string, number> }> };
+        return expected.map(([dimension, value]) => body.rows.find((r) => r.dimension === dimension && r.value === value)?.metrics.requests);
+      };
+      // Counts are written about once a second.
+      const deadline = Date.now() + 10_000;
+      let got = await counted();
+      while (got.some((n, i) => n !== expected[i]![2]) && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        got = await counted();
+      }
+      assert.deepEqual(got, expected.map((e) => e[2]));
     });
   });
 

@@ -13,6 +13,7 @@ import { E } from '../../errors.ts';
 import type { CachedList, ListCache } from '../../recommend/list-cache.ts';
 import type { RankingPool } from '../../recommend/pool.ts';
 import type { RecentConsumption } from '../../recommend/recent-consumption.ts';
+import type { RequestCounter } from '../../recommend/request-counter.ts';
 import type { RankedList, RankTask } from '../../recommend/task.ts';
 import { authorize, type Authorizer } from '../auth.ts';
 import { sendJson, type StatusMap } from '../respond.ts';
@@ -28,6 +29,7 @@ export interface RecommendationRoutesDeps {
   pool: RankingPool;
   listCache: ListCache;
   recent: RecentConsumption;
+  requests: RequestCounter;
   auth: Authorizer;
   environments: Config['environments'];
   recommend: Config['recommend'];
@@ -101,6 +103,7 @@ export function registerRecommendationRoutes(server: HttpServer, deps: Recommend
     const requestId = uuidv7({ rng: random16 });
     const userGroup = request.userGroup ?? assignUserGroup(env, environment, request.userId, request.deviceId);
     const head = { request_id: requestId, user_group: userGroup, device_id: request.deviceId, ...(request.userId ? { user_id: request.userId } : {}) };
+    deps.requests.count(environment, Date.now(), request.lists.map((l) => l.name), userGroup, request.channel);
 
     if (isControlGroup(env, userGroup)) {
       // The customer's own recommendations are shown: attribution only (SPEC.md rule).
