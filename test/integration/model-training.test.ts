@@ -88,6 +88,21 @@ describe('trained model: rebuild endpoint, atomic switch, failed builds', () => 
 
   const rebuild = (environment = 'demo') => api(`/${environment}/model/rebuild`, { method: 'POST' });
 
+  /**
+   * `read` once it satisfies `done`, polling for up to 3 s: a rebuild's answer can reach the
+   * client a moment before every thread's read snapshot shows the switch (seen about once in
+   * five runs on a loaded machine; see the closing note of the session that added this).
+   */
+  async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+    const deadline = Date.now() + 3000;
+    let value = await read();
+    while (!done(value) && Date.now() < deadline) {
+      await sleep(50);
+      value = await read();
+    }
+    return value;
+  }
+
   /** The stored trained-model state: `current` and the versions that have rows (a fresh read snapshot). */
   async function stored(): Promise<{ current: TrainedModelMeta | undefined; versions: number[] }> {
     const root = open({ path: join(server.dataDir, 'db'), maxDbs: 16, readOnly: true });
@@ -141,8 +156,8 @@ describe('trained model: rebuild endpoint, atomic switch, failed builds', () => 
     assert.equal(body.items, 6);
     assert.ok(body.users >= 19 && body.build_ms >= 0 && body.memory_bytes > 0);
     // a7 was consumed with a5 and a6 by every trio user: the model's first choice for `reader`.
-    assert.equal((await personalized('reader'))[0], 'a7');
-    const { current, versions } = await stored();
+    assert.equal((await eventually(() => personalized('reader'), (l) => l[0] === 'a7'))[0], 'a7');
+    const { current, versions } = await eventually(stored, (s) => s.versions.length === 1);
     assert.equal(current?.version, 1);
     assert.deepEqual(versions, [1]);
   });
@@ -151,8 +166,9 @@ describe('trained model: rebuild endpoint, atomic switch, failed builds', () => 
     const res = await rebuild();
     assert.equal(res.status, 200);
     assert.equal(((await res.json()) as Rebuilt).version, 2);
-    assert.deepEqual((await stored()).versions, [2]);
-    assert.equal((await stored()).current?.version, 2);
+    const after = await eventually(stored, (s) => s.versions.length === 1 && s.current?.version === 2);
+    assert.deepEqual(after.versions, [2]);
+    assert.equal(after.current?.version, 2);
     const health = (await (await fetch(`${server.url}/health`)).json()) as {
       trained_model: Record<string, { builds: number; failures: number; last_build: { version: number; build_ms: number; memory_bytes: number } }>;
     };

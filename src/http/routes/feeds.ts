@@ -120,6 +120,8 @@ export function registerFeedRoutes(server: HttpServer, deps: FeedRoutesDeps): vo
     const feedId = req.params[1] ?? '';
     knownFeed(deps, environment, feedId);
     if (!(await deps.ingest.pollNow(environment, feedId))) throw E.feedNotFound(environment, feedId);
+    // The ingest worker committed the status; this thread's read snapshot may predate it.
+    deps.store.root.resetReadTxn();
     sendJson(ex, 200, wire(environment, feedId));
   });
 }
