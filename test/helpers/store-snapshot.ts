@@ -10,6 +10,16 @@ const DATABASES = ['items', 'item-index', 'index-items', 'changes', 'clients', '
 /** Databases whose values are raw bytes (event batches, model arrays): dumped as hex. */
 const BINARY_DATABASES = ['events', 'model'];
 
+/**
+ * Records written on their own schedule by background writers that no single request drives,
+ * left out of snapshots: the trained model (the trainer rebuilds on a timer, [env, 'tm', ...])
+ * and the `requests` report counters (flushed about once a second after earlier requests).
+ */
+function ownedByBackgroundWriter(key: unknown): boolean {
+  if (!Array.isArray(key)) return false;
+  return key[1] === 'tm' || (key[1] === 'rep' && key[5] === 'requests');
+}
+
 /** How long a snapshot waits for the model builder to write what it has not written yet. */
 const SETTLE_TIMEOUT_MS = 5000;
 const SETTLE_POLL_MS = 10;
@@ -57,10 +67,10 @@ export async function snapshotStore(dataDir: string): Promise<string> {
       if (builderCaughtUp(root) || Date.now() >= deadline) {
         const dump: Record<string, unknown[]> = {};
         for (const name of DATABASES) {
-          dump[name] = [...root.openDB({ name }).getRange()].map(({ key, value }) => [key, value]);
+          dump[name] = [...root.openDB({ name }).getRange()].filter(({ key }) => !ownedByBackgroundWriter(key)).map(({ key, value }) => [key, value]);
         }
         for (const name of BINARY_DATABASES) {
-          dump[name] = [...root.openDB({ name, encoding: 'binary' }).getRange()].map(({ key, value }) => [
+          dump[name] = [...root.openDB({ name, encoding: 'binary' }).getRange()].filter(({ key }) => !ownedByBackgroundWriter(key)).map(({ key, value }) => [
             key,
             (value as Buffer).toString('hex'),
           ]);
