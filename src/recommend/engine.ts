@@ -45,7 +45,7 @@ const MAX_CACHED_ROWS = 100_000;
  * Trained-model candidates handed to the kernel per list: a few times the list so filters and
  * exclusions rarely empty it (the fallback chain fills what they do).
  */
-const TRAINED_CANDIDATES = 200;
+const TRAINED_CANDIDATES = 50;
 /** A half-life the kernel reads as "no decay" (model.seedHalfLifeSec 0): 2^(-age / 3e38) = 1 in f32. */
 const NO_DECAY_SEC = 3e38;
 
