@@ -15,11 +15,13 @@ import {
   type JWTVerifyGetKey,
 } from 'jose';
 import type { AuthConfig } from '../config/types.ts';
-import { E } from '../errors.ts';
+import { AppError, E } from '../errors.ts';
 import { SIGNING_ALG, type SigningKey } from './signing-key.ts';
 
 export const AUDIENCE = 'affinity-api';
 const ENVIRONMENTS_CLAIM = 'environments';
+/** How long a token refused by the service's own key is answered from memory. */
+const REJECTION_TTL_MS = 60_000;
 /** Asymmetric algorithms only: `none` and HMAC (key-confusion) tokens are refused outright. */
 const EXTERNAL_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 
@@ -63,6 +65,14 @@ export class TokenVerifier {
   // churn without evicting one by one from a Map's front (V8 walks the holes deletions leave).
   #cache = new Map<string, Grant>();
   #olderCache = new Map<string, Grant>();
+  /**
+   * Tokens refused by the service's own key (malformed, badly signed, expired, wrong audience),
+   * with their error, for REJECTION_TTL_MS: a client repeating a bad token must not cost a
+   * signature check per request. Same two generations. External tokens are not remembered: their
+   * refusal may come from a JWKS endpoint that is only briefly unreachable.
+   */
+  #rejected = new Map<string, { error: AppError; until: number }>();
+  #olderRejected = new Map<string, { error: AppError; until: number }>();
 
   constructor(key: SigningKey, config: AuthConfig) {
     this.#config = config;
@@ -78,7 +88,22 @@ export class TokenVerifier {
       if (cached.exp > nowSec) return cached;
       throw E.unauthorized('The access token has expired');
     }
-    const grant = await this.#verifySignature(token);
+    const now = Date.now();
+    const rejected = this.#rejected.get(token) ?? this.#olderRejected.get(token);
+    if (rejected && rejected.until > now) throw rejected.error;
+    let grant: Grant;
+    try {
+      grant = await this.#verifySignature(token);
+    } catch (err) {
+      if (err instanceof AppError && this.#config.tokenCacheSize > 0 && !this.#isExternal(token)) {
+        if (this.#rejected.size >= Math.ceil(this.#config.tokenCacheSize / 2)) {
+          this.#olderRejected = this.#rejected;
+          this.#rejected = new Map();
+        }
+        this.#rejected.set(token, { error: err, until: now + REJECTION_TTL_MS });
+      }
+      throw err;
+    }
     if (this.#config.tokenCacheSize > 0) {
       if (this.#cache.size >= Math.ceil(this.#config.tokenCacheSize / 2)) {
         this.#olderCache = this.#cache;
@@ -87,6 +112,18 @@ export class TokenVerifier {
       this.#cache.set(token, grant);
     }
     return grant;
+  }
+
+  /** Whether the token names the external identity provider as its issuer (unverified read). */
+  #isExternal(token: string): boolean {
+    const external = this.#config.external;
+    if (!external) return false;
+    try {
+      const payload = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as JWTPayload;
+      return payload.iss === external.issuer && payload.iss !== this.#config.issuer;
+    } catch {
+      return false;
+    }
   }
 
   async #verifySignature(token: string): Promise<Grant> {
