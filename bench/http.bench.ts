@@ -14,7 +14,7 @@
 //   BENCH_QUIET_WAIT_SEC=600  total time it may wait for other processes to go quiet (a shared
 //                  machine); runs disturbed anyway are repeated, and `other cpu %` reports them
 // Exit code 1 only when requests failed (non-2xx, socket errors, timeouts), not for a missed target.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getToken } from '../test/helpers/auth.ts';
@@ -30,6 +30,7 @@ import {
   percentile,
   PIN,
   round3,
+  runBench,
   SERVER_CORE,
   startBaseline,
   type Measured,
@@ -285,18 +286,4 @@ async function main(): Promise<void> {
 
 /** The service being measured, so that an interrupted run still removes its data directory. */
 let running: TestServer | undefined;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    console.error(`http bench: ${signal}, cleaning up`);
-    void (running?.close() ?? Promise.resolve()).finally(() => {
-      rmSync(tmp, { recursive: true, force: true });
-      process.exit(130);
-    });
-  });
-}
-
-try {
-  await main();
-} finally {
-  rmSync(tmp, { recursive: true, force: true });
-}
+await runBench('http bench', tmp, main, () => running?.close());

@@ -16,7 +16,7 @@
 //   BENCH_QUICK=1  one round, short runs, 10,000 items / 100,000 events / 5,000 users
 //   BENCH_ROUNDS=n (default 3)   BENCH_JSON=1 also JSON lines   BENCH_QUIET_WAIT_SEC (wrk-runner)
 // Exit code 1 only when requests failed (non-2xx, socket errors, timeouts), not for a missed target.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -34,6 +34,7 @@ import {
   percentile,
   PIN,
   round3,
+  runBench,
   SERVER_CORE,
   startBaseline,
   type Measured,
@@ -373,18 +374,4 @@ async function main(): Promise<void> {
 
 /** The service being measured, so that an interrupted run still removes its data directory. */
 let running: TestServer | undefined;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    console.error(`recommendations bench: ${signal}, cleaning up`);
-    void (running?.stop() ?? Promise.resolve()).finally(() => {
-      rmSync(tmp, { recursive: true, force: true });
-      process.exit(130);
-    });
-  });
-}
-
-try {
-  await main();
-} finally {
-  rmSync(tmp, { recursive: true, force: true });
-}
+await runBench('recommendations bench', tmp, main, () => running?.stop());

@@ -8,7 +8,7 @@
 //   BENCH_NICE=-20            niceness of the server and of wrk (0: leave it)
 //   BENCH_DEBUG=1             print every pacing step
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -345,3 +345,24 @@ export function percentile(xs: number[], p: number): number {
 export const median = (xs: number[]) => percentile(xs, 50);
 /** `x` with three decimals, for the tables. */
 export const round3 = (x: number) => Number(x.toFixed(3));
+
+/**
+ * Runs a bench's `main` and removes its temporary folder afterwards, also on SIGINT/SIGTERM, when
+ * `stopService` first stops the service it may be measuring (so its data directory can go).
+ */
+export async function runBench(label: string, tmp: string, main: () => Promise<void>, stopService: () => Promise<unknown> | undefined): Promise<void> {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      console.error(`${label}: ${signal}, cleaning up`);
+      void (stopService() ?? Promise.resolve()).finally(() => {
+        rmSync(tmp, { recursive: true, force: true });
+        process.exit(130);
+      });
+    });
+  }
+  try {
+    await main();
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}

@@ -63,6 +63,11 @@ export function nestingDepth(value: unknown, stopAt = MAX_NESTING_DEPTH + 1): nu
   return deepest;
 }
 
+/** An item timestamp as unix seconds for the u32 layouts (0 when absent; clamped to 0..2^32-1). */
+export function unixSecOf(iso: string | undefined): number {
+  return iso ? Math.max(0, Math.min(0xffffffff, Math.floor(Date.parse(iso) / 1000))) : 0;
+}
+
 /** Categories given as single-level strings or as paths become paths. */
 export function toCategoryPaths(categories: ReadonlyArray<string | readonly string[]>): string[][] {
   const paths: string[][] = [];

@@ -1,7 +1,8 @@
 /**
  * @module http/read-body
- * Reads a request body into one Buffer under a byte limit. Must be called before the handler's
- * first await: uWS delivers data only to a handler attached in the same tick.
+ * Reads a request body into one Buffer under a byte limit (and parses a JSON one). Must be
+ * called before the handler's first await: uWS delivers data only to a handler attached in the
+ * same tick.
  */
 import { E } from '../errors.ts';
 import type { Exchange } from './respond.ts';
@@ -34,4 +35,14 @@ export function readBody(ex: Exchange, maxBytes: number, contentLength: string):
       if (isLast) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
     });
   });
+}
+
+/** A JSON request body; E.bodyRequired when there is none, E.bodyNotJson when it does not parse. */
+export function parseJsonBody(body: Buffer | undefined): unknown {
+  if (!body || body.length === 0) throw E.bodyRequired();
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch (err) {
+    throw E.bodyNotJson((err as Error).message);
+  }
 }

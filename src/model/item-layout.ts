@@ -6,7 +6,7 @@
  * flush (vectors one key per changed item: a whole-array rewrite would cost megabytes per flush).
  */
 import type { Config } from '../config/types.ts';
-import type { StoredItem } from '../domain/item.ts';
+import { unixSecOf, type StoredItem } from '../domain/item.ts';
 import type { CatalogChange } from '../store/catalog.ts';
 import { itemIndexCount } from '../store/item-index.ts';
 import { contentVector } from '../recommend/content-vector.ts';
@@ -27,7 +27,6 @@ function grow<T extends Uint8Array | Uint32Array>(array: T, length: number, make
   return out;
 }
 
-const toUnixSec = (iso: string | undefined) => (iso ? Math.max(0, Math.floor(Date.parse(iso) / 1000)) : 0);
 
 export class ItemLayoutState {
   readonly #store: Store;
@@ -89,8 +88,8 @@ export class ItemLayoutState {
       const typeIx = env.itemTypes.indexOf(stored.item.item_type);
       layout.flags[ix] = ITEM_IN_CATALOG | (stored.enabled ? ITEM_ENABLED : 0);
       layout.type[ix] = typeIx < 0 ? UNKNOWN_TYPE : typeIx;
-      layout.published[ix] = toUnixSec(stored.item.publication_datetime);
-      layout.ends[ix] = toUnixSec(stored.item.end_datetime);
+      layout.published[ix] = unixSecOf(stored.item.publication_datetime);
+      layout.ends[ix] = unixSecOf(stored.item.end_datetime);
     }
   }
 

@@ -34,8 +34,8 @@ const clickKey = (env: string, who: string, itemKey: string) => [env, 'click', w
 const MS_PER_DAY = 86_400_000;
 let cachedDay = { start: 0, label: '1970-01-01' };
 
-/** UTC day of a time; events arrive in time order, so the last answer is nearly always right. */
-function dayOf(unixMs: number): string {
+/** UTC day of a time (YYYY-MM-DD); times arrive nearly in order, so the last answer is nearly always right. */
+export function dayOf(unixMs: number): string {
   if (unixMs < cachedDay.start || unixMs >= cachedDay.start + MS_PER_DAY) {
     const start = unixMs - (unixMs % MS_PER_DAY);
     cachedDay = { start, label: new Date(start).toISOString().slice(0, 10) };

@@ -9,7 +9,7 @@
  * replays the change feed from the builder's position so no copy is older than its item.
  */
 import type { EnvironmentConfig } from '../config/types.ts';
-import type { Item, StoredItem } from '../domain/item.ts';
+import { unixSecOf, type Item, type StoredItem } from '../domain/item.ts';
 import { CATEGORY_KEY_PREFIX, TAG_KEY_PREFIX, filterClauses, filterItemTypes, filterKeysOf } from '../domain/list-filters.ts';
 import type { CatalogChange } from '../store/catalog.ts';
 import { itemIndexCount } from '../store/item-index.ts';
@@ -30,7 +30,6 @@ const RANKABLE = ITEM_IN_CATALOG | ITEM_ENABLED;
 export const LATEST_SIZE = 5000;
 const KEY_END = '\uffff';
 
-const toUnixSec = (iso: string | undefined) => (iso ? Math.max(0, Math.min(0xffffffff, Math.floor(Date.parse(iso) / 1000))) : 0);
 
 function informationOf(item: Item, field: string): string | undefined {
   const value = (item as unknown as Record<string, unknown>)[field];
@@ -208,8 +207,8 @@ export class CatalogView {
     const typeIx = this.config.itemTypes.indexOf(item.item_type);
     this.flags[ix] = ITEM_IN_CATALOG | (stored.enabled ? ITEM_ENABLED : 0);
     this.#type[ix] = typeIx < 0 ? UNKNOWN_TYPE : typeIx;
-    this.#ends[ix] = toUnixSec(item.end_datetime);
-    const published = toUnixSec(item.publication_datetime);
+    this.#ends[ix] = unixSecOf(item.end_datetime);
+    const published = unixSecOf(item.publication_datetime);
     const wasLatest = this.published[ix] !== published;
     this.published[ix] = published;
     this.ids[ix] = item.item_id;

@@ -161,16 +161,12 @@ export class Engine {
     for (const env of this.#environments.values()) env.signals.refresh(Date.now(), true);
   }
 
-  /**
-   * Catches up with the catalog change feed (all of it, or at most `maxChanges` for a background
-   * step) and refreshes signals when due; once per batch.
-   */
-  sync(nowMs: number, maxChanges = Infinity): void {
-    for (let applied = 0; applied < maxChanges; ) {
-      const changes = this.#catalog.changesSince(this.#changesPosition, Math.min(CHANGES_PER_SYNC, maxChanges - applied));
+  /** Catches up with the catalog change feed and refreshes signals when due; once per batch. */
+  sync(nowMs: number): void {
+    for (;;) {
+      const changes = this.#catalog.changesSince(this.#changesPosition, CHANGES_PER_SYNC);
       for (const change of changes) this.#environments.get(change.environment)?.view.apply(change);
       if (changes.length > 0) this.#changesPosition = changes[changes.length - 1]!.seq;
-      applied += changes.length;
       if (changes.length < CHANGES_PER_SYNC) break;
     }
     for (const env of this.#environments.values()) {

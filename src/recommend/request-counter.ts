@@ -8,7 +8,7 @@
  * `requests` metric, so its read-modify-write never races the builder's. A crash loses at most
  * FLUSH_MS of counts (reporting, not billing).
  */
-import { reportKey } from '../model/reports.ts';
+import { dayOf, reportKey } from '../model/reports.ts';
 import type { Store } from '../store/open.ts';
 
 const FLUSH_MS = 1000;
@@ -27,7 +27,7 @@ export class RequestCounter {
 
   /** One request: +1 for each of its lists' names, and +1 for its user group and its channel. */
   count(environment: string, nowMs: number, listNames: readonly string[], userGroup: string, channel: string): void {
-    const day = new Date(nowMs - (nowMs % 86_400_000)).toISOString().slice(0, 10);
+    const day = dayOf(nowMs);
     const add = (dimension: string, value: string) => {
       const id = `${environment}${SEP}${day}${SEP}${dimension}${SEP}${value}`;
       this.#counts.set(id, (this.#counts.get(id) ?? 0) + 1);

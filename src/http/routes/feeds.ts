@@ -12,6 +12,8 @@ import type { IngestWorker } from '../../ingest/ingest-worker.ts';
 import { getFeed, getFeedStatus, listFeeds, newFeedId, putFeed, removeFeed } from '../../store/feeds.ts';
 import type { Store } from '../../store/open.ts';
 import { authorize, type Authorizer } from '../auth.ts';
+import { environmentOf } from '../environment.ts';
+import { parseJsonBody } from '../read-body.ts';
 import { sendEmpty, sendJson, type StatusMap } from '../respond.ts';
 import { feedToWire, parseFeedBody } from '../schemas/feed.ts';
 import type { HttpServer, RequestInfo } from '../server.ts';
@@ -36,25 +38,10 @@ export interface FeedRoutesDeps {
   environments: Config['environments'];
 }
 
-function itemTypesOf(deps: FeedRoutesDeps, environment: string): readonly string[] {
-  const env = Object.hasOwn(deps.environments, environment) ? deps.environments[environment] : undefined;
-  if (!env) throw E.environmentNotFound(environment);
-  return env.itemTypes;
-}
-
-function parseJson(body: Buffer | undefined): unknown {
-  if (!body || body.length === 0) throw E.bodyRequired();
-  try {
-    return JSON.parse(body.toString('utf8'));
-  } catch (err) {
-    throw E.bodyNotJson((err as Error).message);
-  }
-}
-
 async function authorised(deps: FeedRoutesDeps, req: RequestInfo): Promise<{ environment: string; itemTypes: readonly string[] }> {
   const environment = req.params[0] ?? '';
   await authorize(deps.auth, req.authorization, environment);
-  return { environment, itemTypes: itemTypesOf(deps, environment) };
+  return { environment, itemTypes: environmentOf(deps.environments, environment).itemTypes };
 }
 
 function knownFeed(deps: FeedRoutesDeps, environment: string, feedId: string) {
@@ -80,7 +67,7 @@ export function registerFeedRoutes(server: HttpServer, deps: FeedRoutesDeps): vo
 
   server.route('post', all, { status: STATUS_WRITE, readsBody: true }, async (ex, req, body) => {
     const { environment, itemTypes } = await authorised(deps, req);
-    const parsed = parseFeedBody(parseJson(body), environment, undefined, itemTypes);
+    const parsed = parseFeedBody(parseJsonBody(body), environment, undefined, itemTypes);
     if ('errors' in parsed) throw E.invalidRequest(parsed.errors.map((e) => `${e.path} ${e.message}`).join('; '), parsed.errors);
     const feedId = parsed.feedIdGiven ? parsed.feed.feedId : newFeedId();
     if (getFeed(deps.store, environment, feedId)) throw E.conflict(`Feed '${feedId}' already exists in environment '${environment}': PUT replaces it`);
@@ -100,7 +87,7 @@ export function registerFeedRoutes(server: HttpServer, deps: FeedRoutesDeps): vo
     const existing = getFeed(deps.store, environment, feedId);
     if (existing?.source === 'config') throw readOnly(feedId);
     if (!/^[A-Za-z0-9_.-]{1,64}$/.test(feedId)) throw E.invalidRequest(`'${feedId}' is not a feed id`, [{ path: 'feed_id', message: 'must be 1 to 64 of A-Z a-z 0-9 _ . -' }]);
-    const parsed = parseFeedBody(parseJson(body), environment, feedId, itemTypes, existing);
+    const parsed = parseFeedBody(parseJsonBody(body), environment, feedId, itemTypes, existing);
     if ('errors' in parsed) throw E.invalidRequest(parsed.errors.map((e) => `${e.path} ${e.message}`).join('; '), parsed.errors);
     const now = new Date().toISOString();
     const outcome = await putFeed(deps.store, { ...parsed.feed, source: 'api', createdAt: existing?.createdAt ?? now, updatedAt: now });

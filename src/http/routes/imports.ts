@@ -15,6 +15,7 @@ import { importSummary } from '../../ingest/imports/report.ts';
 import type { IngestWorker } from '../../ingest/ingest-worker.ts';
 import { getImport, listImports, newImportId, putImport, rejectedRows, removeImport, type ImportRecord } from '../../store/imports.ts';
 import type { Store } from '../../store/open.ts';
+import { environmentOf } from '../environment.ts';
 import { authorize, type Authorizer } from '../auth.ts';
 import { sendJson, type StatusMap } from '../respond.ts';
 import type { HttpServer, RequestInfo } from '../server.ts';
@@ -42,7 +43,7 @@ export interface ImportRoutesDeps {
 async function authorised(deps: ImportRoutesDeps, req: RequestInfo): Promise<string> {
   const environment = req.params[0] ?? '';
   await authorize(deps.auth, req.authorization, environment);
-  if (!Object.hasOwn(deps.environments, environment)) throw E.environmentNotFound(environment);
+  environmentOf(deps.environments, environment);
   return environment;
 }
 

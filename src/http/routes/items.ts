@@ -7,6 +7,7 @@ import type { Config } from '../../config/types.ts';
 import { E, type FieldError } from '../../errors.ts';
 import { couldBeItemId, type Catalog } from '../../store/catalog.ts';
 import { authorize, type Authorizer } from '../auth.ts';
+import { environmentOf } from '../environment.ts';
 import { sendEmpty, sendJson, type StatusMap } from '../respond.ts';
 import { parseItemBody } from '../schemas/item.ts';
 import type { HttpServer, RequestInfo } from '../server.ts';
@@ -30,10 +31,7 @@ export interface ItemRoutesDeps {
 }
 
 function itemTypesOf(deps: ItemRoutesDeps, environment: string): readonly string[] {
-  // Own keys only: a path segment like `toString` or `__proto__` must not reach Object.prototype.
-  const env = Object.hasOwn(deps.environments, environment) ? deps.environments[environment] : undefined;
-  if (!env) throw E.environmentNotFound(environment);
-  return env.itemTypes;
+  return environmentOf(deps.environments, environment).itemTypes;
 }
 
 function parseJson(body: Buffer): unknown {

@@ -8,6 +8,7 @@
 import type { Config } from '../../config/types.ts';
 import { E } from '../../errors.ts';
 import type { ModelTrainer } from '../../model/trainer.ts';
+import { environmentOf } from '../environment.ts';
 import { authorize, type Authorizer } from '../auth.ts';
 import { sendJson, type StatusMap } from '../respond.ts';
 import type { HttpServer } from '../server.ts';
@@ -24,7 +25,7 @@ export function registerModelRoutes(server: HttpServer, deps: ModelRoutesDeps): 
   server.route('post', '/api/:environment/model/rebuild', { status: STATUS_REBUILD }, async (ex, req) => {
     const environment = req.params[0] ?? '';
     await authorize(deps.auth, req.authorization, environment);
-    if (!Object.hasOwn(deps.environments, environment)) throw E.environmentNotFound(environment);
+    environmentOf(deps.environments, environment);
     const result = await deps.trainer.rebuild(environment);
     if (result.status === 'failed') throw E.modelBuildFailed(`The trained model of '${environment}' could not be built: ${result.error}`);
     if (result.status === 'skipped') {

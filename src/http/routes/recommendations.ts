@@ -16,6 +16,8 @@ import type { RecentConsumption } from '../../recommend/recent-consumption.ts';
 import type { RequestCounter } from '../../recommend/request-counter.ts';
 import type { RankedList, RankTask } from '../../recommend/task.ts';
 import { authorize, type Authorizer } from '../auth.ts';
+import { environmentOf } from '../environment.ts';
+import { parseJsonBody } from '../read-body.ts';
 import { sendJson, type StatusMap } from '../respond.ts';
 import { parseRecommendationRequest, type RecommendationRequest } from '../schemas/recommendation.ts';
 import type { HttpServer } from '../server.ts';
@@ -39,21 +41,6 @@ interface ResponseItem {
   item_id: string;
   rank: number;
   information_field?: string;
-}
-
-function environmentOf(deps: RecommendationRoutesDeps, name: string): EnvironmentConfig {
-  const env = Object.hasOwn(deps.environments, name) ? deps.environments[name] : undefined;
-  if (!env) throw E.environmentNotFound(name);
-  return env;
-}
-
-function parseJson(body: Buffer | undefined): unknown {
-  if (!body || body.length === 0) throw E.bodyRequired();
-  try {
-    return JSON.parse(body.toString('utf8'));
-  } catch (err) {
-    throw E.bodyNotJson((err as Error).message);
-  }
 }
 
 /** Items `offset` (from 1) to offset + limit - 1 of a whole list, with their ranks. */
@@ -98,8 +85,8 @@ export function registerRecommendationRoutes(server: HttpServer, deps: Recommend
   server.route('post', '/api/:environment/recommendations/requests', { status: STATUS_REQUEST, readsBody: true }, async (ex, req, body) => {
     const environment = req.params[0] ?? '';
     await authorize(deps.auth, req.authorization, environment);
-    const env = environmentOf(deps, environment);
-    const request = parseRecommendationRequest(parseJson(body), env, deps.recommend);
+    const env = environmentOf(deps.environments, environment);
+    const request = parseRecommendationRequest(parseJsonBody(body), env, deps.recommend);
     const requestId = uuidv7({ rng: random16 });
     const userGroup = request.userGroup ?? assignUserGroup(env, environment, request.userId, request.deviceId);
     const head = { request_id: requestId, user_group: userGroup, device_id: request.deviceId, ...(request.userId ? { user_id: request.userId } : {}) };
@@ -147,7 +134,7 @@ export function registerRecommendationRoutes(server: HttpServer, deps: Recommend
   server.route('get', '/api/:environment/recommendations/lists', { status: STATUS_LIST }, async (ex, req) => {
     const environment = req.params[0] ?? '';
     await authorize(deps.auth, req.authorization, environment);
-    const env = environmentOf(deps, environment);
+    const env = environmentOf(deps.environments, environment);
     const query = new URLSearchParams(req.query);
     const errors = [];
     const key = query.get('list_key');

@@ -7,6 +7,7 @@
 import type { Config } from '../../config/types.ts';
 import { E } from '../../errors.ts';
 import type { Store } from '../../store/open.ts';
+import { environmentOf } from '../environment.ts';
 import { authorize, type Authorizer } from '../auth.ts';
 import { sendJson, type StatusMap } from '../respond.ts';
 import type { HttpServer } from '../server.ts';
@@ -32,7 +33,7 @@ export function registerReportRoutes(server: HttpServer, deps: ReportRoutesDeps)
   server.route('get', '/api/:environment/reports', { status: STATUS_REPORTS }, async (ex, req) => {
     const environment = req.params[0] ?? '';
     await authorize(deps.auth, req.authorization, environment);
-    if (!Object.hasOwn(deps.environments, environment)) throw E.environmentNotFound(environment);
+    environmentOf(deps.environments, environment);
     const q = new URLSearchParams(req.query);
     const today = new Date().toISOString().slice(0, 10);
     const to = q.get('to') ?? today;

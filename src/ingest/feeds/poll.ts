@@ -7,7 +7,7 @@
  * entries are skipped with their reason. Returns the feed's new status; never throws.
  */
 import { createHash } from 'node:crypto';
-import { MAX_REJECTED_SHOWN, type FeedDefinition, type FeedStatus, type RejectedEntry } from '../../domain/feed.ts';
+import { MAX_REJECTED_SHOWN, emptyFeedStatus, type FeedDefinition, type FeedStatus, type RejectedEntry } from '../../domain/feed.ts';
 import type { CatalogWrite, Catalog } from '../../store/catalog.ts';
 import { toItem } from '../normalize.ts';
 import { decodeBody } from './decode.ts';
@@ -50,20 +50,13 @@ export async function pollFeed(def: FeedDefinition, previous: FeedStatus, deps: 
   const started = Date.now();
   const print = fingerprint(def);
   const validators = previous.validators?.url === def.url && previous.validators.fingerprint === print ? previous.validators : undefined;
+  // This poll's counters start from zero; validators, failure count and the rest carry over.
   const status: FeedStatus = {
     ...previous,
+    ...emptyFeedStatus(),
     polls: previous.polls + 1,
+    consecutiveFailures: previous.consecutiveFailures,
     lastPollAt: new Date(started).toISOString(),
-    entriesSeen: 0,
-    entriesApplied: 0,
-    entriesUnchanged: 0,
-    entriesRejected: 0,
-    created: 0,
-    updated: 0,
-    enabled: 0,
-    disabled: 0,
-    rejected: [],
-    warnings: [],
   };
   delete status.lastError;
   delete status.httpStatus;
