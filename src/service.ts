@@ -26,7 +26,6 @@ import { ModelBuilder } from './model/builder.ts';
 import { ModelTrainer } from './model/trainer.ts';
 import { ListCache } from './recommend/list-cache.ts';
 import { RankingPool } from './recommend/pool.ts';
-import { RecentConsumption } from './recommend/recent-consumption.ts';
 import { RequestCounter } from './recommend/request-counter.ts';
 import { Catalog } from './store/catalog.ts';
 import { EventLog } from './store/event-log.ts';
@@ -76,18 +75,16 @@ export async function startService(config: Config, log: Logger): Promise<Running
       log.warn({ feed: replaced }, 'a feed of the configuration file replaced an operator-added feed with the same id');
     }
     ingest = await IngestWorker.start(config, store, log);
-    const recent = new RecentConsumption(new Map(Object.entries(config.environments).map(([name, env]) => [name, env.model.eventWeights])));
     const server = new HttpServer({ maxBodyBytes: config.server.maxBodyBytes, log });
     registerHealthRoute(server, builder, trainer);
     registerOAuthRoutes(server, { store, key, config: config.auth });
     registerItemRoutes(server, { catalog: new Catalog(store), auth, environments: config.environments });
-    registerEventRoutes(server, { eventLog: new EventLog(store), recent, auth, environments: config.environments });
+    registerEventRoutes(server, { eventLog: new EventLog(store), auth, environments: config.environments });
     requests = new RequestCounter(store);
     registerRecommendationRoutes(server, {
       requests,
       pool,
       listCache: new ListCache(config.recommend.listCacheItems),
-      recent,
       auth,
       environments: config.environments,
       recommend: config.recommend,

@@ -171,7 +171,6 @@ export async function evaluateSplit(dataset: Dataset, split: Split, environment:
         userId: user,
         deviceId: `d-${user}`,
         history: [],
-        recent: [],
         exclude,
         lists: [{ strategy: 'personalized', fallback: 'popular', size: k, itemTypes: [], filters: [], content: [] }],
       };

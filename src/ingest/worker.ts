@@ -13,6 +13,7 @@ import { Store } from '../store/open.ts';
 import { FeedScheduler } from './feeds/scheduler.ts';
 import { ImportWatcher } from './imports/watcher.ts';
 import type { LogFn } from './log.ts';
+import { nameThread } from '../thread-name.ts';
 
 export interface IngestWorkerData {
   store: StoreConfig;
@@ -30,6 +31,7 @@ export type IngestMessage =
   | { type: 'log'; level: Parameters<LogFn>[0]; fields: Record<string, unknown>; msg: string }
   | { type: 'polled'; id: number; known: boolean };
 
+nameThread('aff-ingest');
 const data = workerData as IngestWorkerData;
 const port = parentPort!;
 const post = (message: IngestMessage) => port.postMessage(message);

@@ -14,16 +14,22 @@ import type { Config, StoreConfig } from '../config/types.ts';
 import { Catalog } from '../store/catalog.ts';
 import { EventLog, type StoredEvent } from '../store/event-log.ts';
 import { CHANGES_POSITION_KEY, eventsPositionKey } from '../store/model.ts';
+import { onStoreChange } from '../store/change-signal.ts';
 import { Store } from '../store/open.ts';
 import { EnvironmentModel, type SkipCounts } from './environment-model.ts';
 import { ItemIndices } from './item-indices.ts';
 import { ItemLayoutState } from './item-layout.ts';
 import { LagHistogram } from './lag-histogram.ts';
+import { postRows } from '../recommend/ranking-channel.ts';
+import { nameThread } from '../thread-name.ts';
 
 export interface BuilderWorkerData {
   store: StoreConfig;
   environments: Config['environments'];
-  /** Sleep between polls when there is nothing new. */
+  /**
+   * Longest sleep while nothing new arrives: commits signal the builder (store/change-signal),
+   * so this only bounds how late a missed signal is noticed.
+   */
   pollMs: number;
   /** Most events (per environment) or catalog changes read in one step. */
   chunkSize: number;
@@ -46,6 +52,7 @@ export interface BuilderStats {
 }
 
 
+nameThread('aff-builder');
 const data = workerData as BuilderWorkerData;
 const store = new Store(data.store);
 const catalog = new Catalog(store);
@@ -101,13 +108,21 @@ function ingest(): number {
 }
 
 function flush(): void {
-  const writes = [layout.prepareFlush(), ...[...models.values()].map((m) => m.prepareFlush())];
+  const changedRows = new Map<string, number[]>();
+  const writes = [layout.prepareFlush()];
+  for (const [environment, model] of models) {
+    const changed: number[] = [];
+    writes.push(model.prepareFlush(changed));
+    if (changed.length > 0) changedRows.set(environment, changed);
+  }
   const eventPositions = { ...positions };
   store.root.transactionSync(() => {
     for (const write of writes) write();
     for (const [environment, seq] of Object.entries(eventPositions)) store.modelState.put(eventsPositionKey(environment), seq);
     store.modelState.put(CHANGES_POSITION_KEY, changesPosition);
   });
+  // After the commit: a ranking worker drops these rows from its cache and reads them anew.
+  for (const [environment, changed] of changedRows) postRows({ environment, ix: Uint32Array.from(changed) });
   Object.assign(written, eventPositions);
   changesWritten = changesPosition;
   const now = Date.now();
@@ -121,22 +136,63 @@ function postStats(): void {
   parentPort!.postMessage(stats);
 }
 
+/**
+ * Resolves on the next store-change signal or after `ms`, whichever is first. Between signals the
+ * thread sleeps: no timer fires more often than the flush and stats intervals.
+ */
+let wakeUp: (() => void) | undefined;
+const stopListening = onStoreChange(() => wakeUp?.());
+parentPort!.on('message', () => wakeUp?.());
+function idle(ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      wakeUp = undefined;
+      resolve();
+    }
+    wakeUp = done;
+  });
+}
+
 let lastFlush = Date.now();
 let lastStats = 0;
+let postedApplied = -1;
+let postedChanges = -1;
+/** The store's counters when ingest() last found nothing new: unchanged means nothing to read. */
+let seenEventSeq = -1;
+let seenChangeSeq = -1;
 while (!stopping) {
-  const consumed = ingest();
+  const eventSeq = eventLog.lastSeq();
+  const changeSeq = catalog.lastChangeSeq();
+  let consumed = 0;
+  if (eventSeq !== seenEventSeq || changeSeq !== seenChangeSeq) {
+    consumed = ingest();
+    if (consumed === 0) [seenEventSeq, seenChangeSeq] = [eventSeq, changeSeq];
+  }
+  const now = Date.now();
   const pending = unwritten.length > 0 || changesPosition !== changesWritten;
-  if (pending && Date.now() - lastFlush >= data.flushMs) {
+  if (pending && now - lastFlush >= data.flushMs) {
     flush();
     lastFlush = Date.now();
   }
-  if (Date.now() - lastStats >= data.statsIntervalMs) {
+  // Stats only when a flush changed them: an idle builder posts nothing.
+  const statsChanged = applied !== postedApplied || changesWritten !== postedChanges;
+  if (statsChanged && now - lastStats >= data.statsIntervalMs) {
     postStats();
-    lastStats = Date.now();
+    [lastStats, postedApplied, postedChanges] = [now, applied, changesWritten];
   }
-  // Yield to the event loop either way so a 'stop' message is seen.
-  await sleep(consumed > 0 ? 0 : data.pollMs);
+  if (consumed > 0) {
+    // More may be waiting: yield to the event loop (a 'stop' message) and go on at once.
+    await sleep(0);
+    continue;
+  }
+  // Caught up: sleep until a commit signals, the pending flush is due, or stats are.
+  const untilFlush = pending ? Math.max(0, lastFlush + data.flushMs - now) : Infinity;
+  const untilStats = applied !== postedApplied || changesWritten !== postedChanges ? Math.max(0, lastStats + data.statsIntervalMs - now) : Infinity;
+  await idle(Math.min(untilFlush, untilStats, data.pollMs));
 }
+stopListening();
 flush();
 postStats();
 await store.close();

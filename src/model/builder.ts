@@ -25,7 +25,7 @@ export class ModelBuilder {
       entry: new URL('./builder-worker.ts', import.meta.url).href,
       store: options.store,
       environments: options.environments,
-      pollMs: 20,
+      pollMs: 5000,
       chunkSize: 5000,
       flushMs: 500,
       statsIntervalMs: 1000,

@@ -103,12 +103,17 @@ export class CooccurrenceState {
     this.#add(b, a, w);
   }
 
-  prepareFlush(): () => void {
+  /**
+   * Encodes the rows changed since the last flush; the returned function writes them (in a
+   * transaction). `changed` receives their ix, for the ranking workers' row caches.
+   */
+  prepareFlush(changed: number[]): () => void {
     const writes: Array<[number, Buffer]> = [];
     for (const ix of this.#dirty) {
       const row = this.#rows.get(ix)!;
       if (row.n > this.#maxNeighbours) row.n = this.#maxNeighbours;
       writes.push([ix, encodeNeighbours(row.ix, row.weight, row.n)]);
+      changed.push(ix);
     }
     this.#dirty.clear();
     return () => {

@@ -74,11 +74,14 @@ export class EnvironmentModel {
     if (key) this.#histories.append(key, ix, EVENT_TYPE_CODES[e.event_type]!, unixSec);
   }
 
-  /** Encodes everything changed since the last flush; the result writes it inside a transaction. */
-  prepareFlush(): () => void {
+  /**
+   * Encodes everything changed since the last flush; the result writes it inside a transaction.
+   * `changedRows` receives the ix of every neighbour row it rewrites.
+   */
+  prepareFlush(changedRows: number[]): () => void {
     const writes = [
       this.#histories.prepareFlush(),
-      this.#cooccurrence.prepareFlush(),
+      this.#cooccurrence.prepareFlush(changedRows),
       this.#popularity.prepareFlush(),
       this.#reports.prepareFlush(),
     ];

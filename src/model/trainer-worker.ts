@@ -9,6 +9,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { Config, StoreConfig } from '../config/types.ts';
 import { Store } from '../store/open.ts';
 import { type BuildOutcome, buildTrainedModel } from './train-model.ts';
+import { postModel } from '../recommend/ranking-channel.ts';
+import { nameThread } from '../thread-name.ts';
 
 export interface TrainerWorkerData {
   store: StoreConfig;
@@ -21,6 +23,7 @@ export type TrainerReply =
   | { type: 'result'; id: number; outcome: BuildOutcome; peakRssBytes: number }
   | { type: 'failed'; id: number; error: string; peakRssBytes: number };
 
+nameThread('aff-trainer');
 const data = workerData as TrainerWorkerData;
 const store = new Store(data.store);
 
@@ -38,6 +41,8 @@ parentPort!.on('message', (message: TrainerRequest) => {
     // A long synchronous build holds a read snapshot from its start: renew it so it sees every event.
     store.root.resetReadTxn();
     const outcome = buildTrainedModel(store, message.environment, config);
+    // Before the reply: a request dispatched after the rebuild's 200 drains this notice first.
+    if (outcome.status === 'built') postModel({ environment: message.environment });
     parentPort!.postMessage({ type: 'result', id: message.id, outcome, peakRssBytes: peakRss() } satisfies TrainerReply);
   } catch (err) {
     const error = err instanceof Error ? err.message : String(err);

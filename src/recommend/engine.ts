@@ -17,6 +17,8 @@ import { VECTOR_DIM as DIM, type RankInput, type Ranker } from './reference-rank
 
 /** A local copy: a module import is read through a getter, which showed in profiles of the hot loops. */
 const VECTOR_DIM = DIM;
+import type { ConsumedNotice, ModelNotice, RowsNotice } from './ranking-channel.ts';
+import { RecentConsumption } from './recent-consumption.ts';
 import { Signals, type TopList } from './signals.ts';
 import { TrainedScores } from './trained-scores.ts';
 import type { ItemRef, ListTask, RankOutcome, RankTask, RankedList, TaskFieldError } from './task.ts';
@@ -121,8 +123,10 @@ interface Environment {
   trained: TrainedScores;
   /** Every ix, for the catalog-wide last resort. */
   everyIx: Uint32Array;
+  /** Neighbour rows read so far; the builder's rows notices drop the ones it rewrote. */
   rows: Map<number, TopList>;
-  rowsGeneration: number;
+  /** A model notice arrived (or none was read yet): the next sync reads the current version. */
+  trainedStale: boolean;
 }
 
 /** What one request knows about its user, gathered once for all its lists. */
@@ -142,6 +146,7 @@ export class Engine {
   readonly #environments = new Map<string, Environment>();
   readonly #buffers = new InputBuffers();
   readonly #similar: number[] = [];
+  readonly #recent = new RecentConsumption();
   #changesPosition: number;
 
   constructor(store: Store, environments: Config['environments']) {
@@ -155,7 +160,7 @@ export class Engine {
       const view = new CatalogView(store, name, config, ranker);
       const signals = new Signals(store, view, ranker);
       const trained = new TrainedScores(store, view, config.model.trained);
-      this.#environments.set(name, { view, ranker, signals, trained, everyIx: new Uint32Array(0), rows: new Map(), rowsGeneration: -1 });
+      this.#environments.set(name, { view, ranker, signals, trained, everyIx: new Uint32Array(0), rows: new Map(), trainedStale: true });
     }
     this.sync(Date.now());
     for (const env of this.#environments.values()) env.signals.refresh(Date.now(), true);
@@ -163,16 +168,40 @@ export class Engine {
 
   /** Catches up with the catalog change feed and refreshes signals when due; once per batch. */
   sync(nowMs: number): void {
-    for (;;) {
+    // One counter read when nothing changed (most batches), instead of a range scan.
+    while (this.#catalog.lastChangeSeq() > this.#changesPosition) {
       const changes = this.#catalog.changesSince(this.#changesPosition, CHANGES_PER_SYNC);
       for (const change of changes) this.#environments.get(change.environment)?.view.apply(change);
-      if (changes.length > 0) this.#changesPosition = changes[changes.length - 1]!.seq;
-      if (changes.length < CHANGES_PER_SYNC) break;
+      if (changes.length === 0) break;
+      this.#changesPosition = changes[changes.length - 1]!.seq;
     }
     for (const env of this.#environments.values()) {
       env.signals.refresh(nowMs);
-      env.trained.refresh();
+      if (env.trainedStale) {
+        env.trained.refresh();
+        env.trainedStale = false;
+      }
     }
+  }
+
+  /** Consumption the events API accepted (ranking-channel): excluded from the user's next lists. */
+  consumed({ environment, entries }: ConsumedNotice): void {
+    const env = this.#environments.get(environment);
+    if (!env) return;
+    this.#recent.record(environment, entries, (type, id) => this.#resolve(env, { id, type }));
+  }
+
+  /** Neighbour rows the builder rewrote: read anew when next needed. */
+  rowsChanged({ environment, ix }: RowsNotice): void {
+    const rows = this.#environments.get(environment)?.rows;
+    if (!rows || rows.size === 0) return;
+    for (let i = 0; i < ix.length; i++) rows.delete(ix[i]!);
+  }
+
+  /** A new trained model version is current: the next sync switches to it, between two batches. */
+  modelChanged({ environment }: ModelNotice): void {
+    const env = this.#environments.get(environment);
+    if (env) env.trainedStale = true;
   }
 
   recommend(task: RankTask): RankOutcome {
@@ -235,12 +264,15 @@ export class Engine {
     const environment = env.view.environment;
     if (task.userId) stored(userHistoryKey(environment, task.userId));
     if (task.deviceId !== 'no-consent') stored(deviceHistoryKey(environment, task.deviceId));
-    for (const [type, id, time, weight] of task.recent) {
-      const ix = this.#resolve(env, { id, type });
-      if (ix === undefined) continue;
-      consumed.add(ix);
-      addSeed(ix, weight, time);
-    }
+    const recent = (entries: readonly number[] | undefined) => {
+      if (!entries) return;
+      for (let i = 0; i + 2 < entries.length; i += 3) {
+        consumed.add(entries[i]!);
+        addSeed(entries[i]!, entries[i + 2]!, entries[i + 1]!);
+      }
+    };
+    if (task.userId) recent(this.#recent.ofUser(environment, task.userId));
+    if (task.deviceId !== 'no-consent') recent(this.#recent.ofDevice(environment, task.deviceId));
     for (const h of task.history) {
       const ix = this.#resolve(env, h);
       if (ix === undefined) continue; // perhaps still in ingestion: not an error (DESIGN.md)
@@ -376,13 +408,10 @@ export class Engine {
   /**
    * The item's neighbour row, its weights scaled to the strongest = 1, at most ITEM_ROW long.
    * Rows are cached: random LMDB reads of kilobyte rows were most of a ranking's cost.
-   * Invalidation: the whole cache when the model builder has written since (Signals.generation).
+   * Invalidation: per row, by the builder's rows notices (rowsChanged); the whole cache only
+   * when it holds MAX_CACHED_ROWS.
    */
   #neighbours(env: Environment, ix: number): TopList {
-    if (env.rowsGeneration !== env.signals.generation) {
-      env.rows.clear();
-      env.rowsGeneration = env.signals.generation;
-    }
     let row = env.rows.get(ix);
     if (row) return row;
     const bytes = this.#store.model.get(neighboursKey(env.view.environment, ix));

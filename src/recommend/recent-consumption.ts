@@ -1,88 +1,99 @@
 /**
  * @module recommend/recent-consumption
- * What each user consumed in the last moments, as the events API accepted it: the model builder
- * writes histories every flush (and can fall behind under load), but a detail_pageview must
- * exclude its item from that user's very next recommendation. The events route records here
- * after its commit; a recommendation request sends its user's entries to the worker.
- * Invalidation: two generations of users; every ROTATE_MS (or when the current one holds
- * MAX_USERS) the older is dropped whole, so an entry lives between one and two rotations (by
- * then the builder has written it). No per-entry expiry, no iteration: a Map used as an LRU
+ * What each user and device consumed in the last moments, as the events API accepted it. The
+ * model builder writes histories only when it flushes, and can fall behind under load, but a
+ * detail_pageview must exclude its item from that user's very next recommendation.
+ *
+ * Two sides: the events route (main thread) turns an accepted batch into flat consumed entries
+ * (consumedEntries) and posts them on the ranking channel; each ranking worker keeps them in a
+ * RecentConsumption, resolved to ix once on arrival, so a request carries nothing of them and
+ * resolves nothing. Invalidation: two generations of users; every ROTATE_MS (or when the current
+ * one holds MAX_KEYS) the older is dropped whole, so an entry lives between one and two rotations
+ * (by then the builder has written it). No per-entry expiry, no iteration: a Map used as an LRU
  * (delete and re-insert) leaves holes that V8 walks on every iteration from its front.
  */
 import type { TrackedEvent } from '../domain/event.ts';
 import { EVENT_TYPE_CODES } from '../store/model.ts';
+import { CONSUMED_STRIDE, type ConsumedEntries } from './ranking-channel.ts';
 
 const ROTATE_MS = 2.5 * 60_000;
-const MAX_USERS = 200_000;
-const MAX_PER_USER = 50;
+const MAX_KEYS = 200_000;
+/** Entries kept per user or device (each three numbers: ix, unix sec, weight). */
+const MAX_PER_KEY = 50;
 
-/** [itemType, itemId, unix sec, event weight] as RankTask.recent carries it. */
-type Entry = [string, string, number, number];
+/** Main thread: the consumption events of an accepted batch, flat (ranking-channel's format). */
+export function consumedEntries(events: readonly TrackedEvent[], weights: Readonly<Record<string, number>>, nowMs = Date.now()): ConsumedEntries {
+  const out: ConsumedEntries = [];
+  const nowSec = Math.floor(nowMs / 1000);
+  for (const e of events) {
+    if (EVENT_TYPE_CODES[e.event_type] === undefined) continue;
+    const itemId = e.action_item;
+    const itemType = e.action_item_type;
+    if (typeof itemId !== 'string' || typeof itemType !== 'string') continue;
+    const userId = typeof e.user_id === 'string' ? e.user_id : '';
+    const deviceId = typeof e.device_id === 'string' && e.device_id !== 'no-consent' ? e.device_id : '';
+    if (userId === '' && deviceId === '') continue;
+    out.push(userId, deviceId, itemType, itemId, nowSec, weights[e.event_type] ?? 0);
+  }
+  return out;
+}
 
-/** One generation: per environment, entries by user id and by device id. */
-type Generation = Map<string, { users: Map<string, Entry[]>; devices: Map<string, Entry[]> }>;
+/** Flat [ix, unix sec, weight] triples of one user or device, oldest first. */
+type Entries = number[];
 
+const userKey = (environment: string, userId: string) => `${environment}\u0000u\u0000${userId}`;
+const deviceKey = (environment: string, deviceId: string) => `${environment}\u0000d\u0000${deviceId}`;
+
+/** Ranking worker: recent entries by user and by device, resolved to ix. */
 export class RecentConsumption {
-  readonly #weights: Map<string, Readonly<Record<string, number>>>;
-  #current: Generation = new Map();
-  #previous: Generation = new Map();
-  #currentSize = 0;
-  #rotatedAt = Date.now();
+  #current = new Map<string, Entries>();
+  #previous = new Map<string, Entries>();
+  #rotatedAt: number;
 
-  /** `weights`: each environment's model.eventWeights. */
-  constructor(weights: Map<string, Readonly<Record<string, number>>>) {
-    this.#weights = weights;
+  constructor(nowMs = Date.now()) {
+    this.#rotatedAt = nowMs;
   }
 
-  /** Records the consumption events of an accepted batch. */
-  record(environment: string, events: readonly TrackedEvent[], nowMs = Date.now()): void {
-    const weights = this.#weights.get(environment);
-    if (!weights) return;
-    if (nowMs - this.#rotatedAt >= ROTATE_MS || this.#currentSize >= MAX_USERS) this.#rotate(nowMs);
-    const nowSec = Math.floor(nowMs / 1000);
-    let current = this.#current.get(environment);
-    for (const e of events) {
-      if (EVENT_TYPE_CODES[e.event_type] === undefined) continue;
-      const itemId = e.action_item;
-      const itemType = e.action_item_type;
-      if (typeof itemId !== 'string' || typeof itemType !== 'string') continue;
-      const entry: Entry = [itemType, itemId, nowSec, weights[e.event_type] ?? 0];
-      if (!current) this.#current.set(environment, (current = { users: new Map(), devices: new Map() }));
-      const older = this.#previous.get(environment);
-      if (typeof e.user_id === 'string' && e.user_id !== '') this.#add(current.users, older?.users, e.user_id, entry);
-      if (typeof e.device_id === 'string' && e.device_id !== '' && e.device_id !== 'no-consent') {
-        this.#add(current.devices, older?.devices, e.device_id, entry);
-      }
+  /** Records consumed entries; `resolve` gives an item's ix (undefined: unknown, skipped). */
+  record(environment: string, entries: ConsumedEntries, resolve: (itemType: string, itemId: string) => number | undefined, nowMs = Date.now()): void {
+    if (nowMs - this.#rotatedAt >= ROTATE_MS || this.#current.size >= MAX_KEYS) this.#rotate(nowMs);
+    for (let i = 0; i + CONSUMED_STRIDE <= entries.length; i += CONSUMED_STRIDE) {
+      const ix = resolve(entries[i + 2] as string, entries[i + 3] as string);
+      if (ix === undefined) continue;
+      const userId = entries[i] as string;
+      const deviceId = entries[i + 1] as string;
+      const time = entries[i + 4] as number;
+      const weight = entries[i + 5] as number;
+      if (userId !== '') this.#add(userKey(environment, userId), ix, time, weight);
+      if (deviceId !== '') this.#add(deviceKey(environment, deviceId), ix, time, weight);
     }
   }
 
-  /** The user's and the device's recent entries (either may be absent). */
-  of(environment: string, userId: string | undefined, deviceId: string): Entry[] {
-    const out: Entry[] = [];
-    const current = this.#current.get(environment);
-    const older = this.#previous.get(environment);
-    const collect = (entries: Entry[] | undefined) => entries && out.push(...entries);
-    if (userId) collect(current?.users.get(userId) ?? older?.users.get(userId));
-    if (deviceId !== 'no-consent') collect(current?.devices.get(deviceId) ?? older?.devices.get(deviceId));
-    return out;
+  /** The user's entries, or undefined (the returned array is the store's own: read, never change). */
+  ofUser(environment: string, userId: string): readonly number[] | undefined {
+    const key = userKey(environment, userId);
+    return this.#current.get(key) ?? this.#previous.get(key);
   }
 
-  #add(current: Map<string, Entry[]>, older: Map<string, Entry[]> | undefined, id: string, entry: Entry): void {
-    let entries = current.get(id);
+  ofDevice(environment: string, deviceId: string): readonly number[] | undefined {
+    const key = deviceKey(environment, deviceId);
+    return this.#current.get(key) ?? this.#previous.get(key);
+  }
+
+  #add(key: string, ix: number, time: number, weight: number): void {
+    let entries = this.#current.get(key);
     if (!entries) {
       // Still recent in the older generation: carried over, so a rotation loses nothing recent.
-      entries = older?.get(id) ?? [];
-      current.set(id, entries);
-      this.#currentSize++;
+      entries = this.#previous.get(key) ?? [];
+      this.#current.set(key, entries);
     }
-    entries.push(entry);
-    if (entries.length > MAX_PER_USER) entries.shift();
+    entries.push(ix, time, weight);
+    if (entries.length > MAX_PER_KEY * 3) entries.splice(0, entries.length - MAX_PER_KEY * 3);
   }
 
   #rotate(nowMs: number): void {
     this.#previous = this.#current;
     this.#current = new Map();
-    this.#currentSize = 0;
     this.#rotatedAt = nowMs;
   }
 }

@@ -33,8 +33,6 @@ export class Signals {
   readonly #ranker: Ranker;
   popular: TopList = EMPTY;
   trending: TopList = EMPTY;
-  /** Bumped on every reload: what was read from the builder's data before is stale. */
-  generation = 0;
   #position = -1;
   #hour = -1;
   #checkedAt = 0;
@@ -55,7 +53,6 @@ export class Signals {
     if (!force && position === this.#position && hour === this.#hour) return;
     this.#position = position;
     this.#hour = hour;
-    this.generation++;
     const all = copyF32(this.#store.model.get(popularityKey(environment, 'all')));
     this.#view.setPopularity(all);
     this.popular = this.#top(all);

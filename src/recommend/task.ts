@@ -32,11 +32,6 @@ export interface RankTask {
   context?: ItemRef;
   /** Request histories, flattened: consumed items unless reconsumable, and personalization seeds. */
   history: Array<ItemRef & { reconsumable: boolean; timestamp?: number }>;
-  /**
-   * This user's consumption accepted by the events API and perhaps not yet written by the model
-   * builder (recommend/recent-consumption.ts): [itemType, itemId, unix sec, event weight].
-   */
-  recent: Array<[string, string, number, number]>;
   /** Request-level `exclude`: item ids of any type. */
   exclude: string[];
   lists: ListTask[];

@@ -8,6 +8,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Item, StoredItem } from '../domain/item.ts';
 import { ensureItemIndex, saveNextIx } from './item-index.ts';
+import { signalStoreChange } from './change-signal.ts';
 import type { Store } from './open.ts';
 
 export type CatalogOp = 'create' | 'update' | 'enable' | 'disable' | 'delete';
@@ -91,7 +92,7 @@ export class Catalog {
   put(item: Item): Promise<'create' | 'update'> {
     const s = this.#store;
     const key = [item.environment, item.item_type, item.item_id];
-    return s.root.transaction(() => {
+    return this.#commit(() => {
       const existing = s.items.get(key) as StoredItem | undefined;
       const ix = existing?.ix ?? ensureItemIndex(s, item.environment, item.item_type, item.item_id);
       const stored: StoredItem = { item, enabled: existing?.enabled ?? true, ix, updatedAt: Date.now() };
@@ -107,7 +108,7 @@ export class Catalog {
     if (!couldBeKey(itemType, itemId)) return Promise.resolve(false);
     const s = this.#store;
     const key = [environment, itemType, itemId];
-    return s.root.transaction(() => {
+    return this.#commit(() => {
       const existing = s.items.get(key) as StoredItem | undefined;
       if (!existing) return false;
       if (existing.enabled !== enabled) {
@@ -123,7 +124,7 @@ export class Catalog {
     if (!couldBeKey(itemType, itemId)) return Promise.resolve(false);
     const s = this.#store;
     const key = [environment, itemType, itemId];
-    return s.root.transaction(() => {
+    return this.#commit(() => {
       const existing = s.items.get(key) as StoredItem | undefined;
       if (!existing) return false;
       s.items.remove(key);
@@ -143,7 +144,7 @@ export class Catalog {
    */
   applyBatch(writes: readonly CatalogWrite[], alsoInTransaction?: (results: WriteResult[]) => void): Promise<WriteResult[]> {
     const s = this.#store;
-    return s.root.transaction(() => {
+    return this.#commit(() => {
       // Counters read once and written once per batch (the same values as per-write updates).
       const batch: BatchCounters = { seq: s.meta.get(CHANGE_SEQ) ?? 0, nextIx: new Map() };
       const results: WriteResult[] = [];
@@ -225,6 +226,19 @@ export class Catalog {
   }
 
   /** Change records with seq > `afterSeq`, oldest first, at most `limit`. */
+  /** Runs `write` in a transaction; once committed, wakes the model builder. */
+  #commit<T>(write: () => T): Promise<T> {
+    return this.#store.root.transaction(write).then((result) => {
+      signalStoreChange();
+      return result;
+    });
+  }
+
+  /** Sequence number of the newest change (0 when none): one counter read. */
+  lastChangeSeq(): number {
+    return (this.#store.meta.get(CHANGE_SEQ) as number | undefined) ?? 0;
+  }
+
   changesSince(afterSeq: number, limit: number): CatalogChange[] {
     const out: CatalogChange[] = [];
     for (const { value } of this.#store.changes.getRange({ start: afterSeq + 1, limit })) {

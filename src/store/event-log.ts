@@ -9,6 +9,7 @@
  */
 import type { TrackedEvent } from '../domain/event.ts';
 import type { Database } from 'lmdb';
+import { signalStoreChange } from './change-signal.ts';
 import type { Store } from './open.ts';
 
 /** One logged event: `t` is the acceptance time (Unix ms), `e` the event as sent. */
@@ -70,7 +71,7 @@ export class EventLog {
     acceptedAtMs?: number,
   ): Promise<{ stored: number; duplicates: number }> {
     const s = this.#store;
-    return s.root.transaction(() => {
+    const committed = s.root.transaction(() => {
       const first = (s.meta.get(EVENT_SEQ) ?? 0) + 1;
       let kept: TrackedEvent[] | undefined;
       for (let i = 0; i < events.length; i++) {
@@ -92,6 +93,15 @@ export class EventLog {
       }
       return { stored, duplicates: events.length - stored };
     });
+    return committed.then((result) => {
+      if (result.stored > 0) signalStoreChange();
+      return result;
+    });
+  }
+
+  /** The newest event's seq over every environment (0 when none): one counter read. */
+  lastSeq(): number {
+    return (this.#store.meta.get(EVENT_SEQ) as number | undefined) ?? 0;
   }
 
   /** Events of an environment with seq > `afterSeq`, oldest first, whole batches at a time. */

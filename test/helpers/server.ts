@@ -31,6 +31,8 @@ export interface StartOptions {
   /** Configuration written to a temporary JSON file and passed as AFFINITY_CONFIG. */
   config?: unknown;
   env?: Record<string, string>;
+  /** Extra node flags before the entry (e.g. --cpu-prof for profiling benches). */
+  nodeArgs?: string[];
 }
 
 export function tempDir(prefix = 'affinity-test-'): string {
@@ -55,7 +57,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     writeFileSync(file, JSON.stringify(options.config));
     env.AFFINITY_CONFIG = file;
   }
-  const proc = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/main.ts')], {
+  const proc = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', join(ROOT, 'src/main.ts')], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

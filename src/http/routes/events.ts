@@ -14,7 +14,8 @@ import {
   type TrackedEvent,
 } from '../../domain/event.ts';
 import { E, type FieldError } from '../../errors.ts';
-import type { RecentConsumption } from '../../recommend/recent-consumption.ts';
+import { postConsumed } from '../../recommend/ranking-channel.ts';
+import { consumedEntries } from '../../recommend/recent-consumption.ts';
 import type { EventLog } from '../../store/event-log.ts';
 import { authorize, type Authorizer } from '../auth.ts';
 import { sendEmpty, sendJson, type StatusMap } from '../respond.ts';
@@ -41,7 +42,6 @@ function describe(problems: ReadonlyArray<[string, string]>): string {
 export interface EventRoutesDeps {
   eventLog: EventLog;
   /** Told of every accepted batch, so the next recommendation already excludes what was consumed. */
-  recent: RecentConsumption;
   auth: Authorizer;
   environments: Config['environments'];
 }
@@ -112,7 +112,9 @@ export function registerEventRoutes(server: HttpServer, deps: EventRoutesDeps): 
       throw E.invalidEvents(shown.join('; '), errors);
     }
     await deps.eventLog.append(environment, events as TrackedEvent[], body!);
-    deps.recent.record(environment, events as TrackedEvent[]);
+    // After the commit: a ranking worker that reads the notice reads this batch's commit too.
+    const entries = consumedEntries(events as TrackedEvent[], deps.environments[environment]!.model.eventWeights);
+    if (entries.length > 0) postConsumed({ environment, entries });
     sendEmpty(ex, 200);
   });
 

@@ -12,7 +12,6 @@ import { random16 } from '../../random-pool.ts';
 import { E } from '../../errors.ts';
 import type { CachedList, ListCache } from '../../recommend/list-cache.ts';
 import type { RankingPool } from '../../recommend/pool.ts';
-import type { RecentConsumption } from '../../recommend/recent-consumption.ts';
 import type { RequestCounter } from '../../recommend/request-counter.ts';
 import type { RankedList, RankTask } from '../../recommend/task.ts';
 import { authorize, type Authorizer } from '../auth.ts';
@@ -30,7 +29,6 @@ const STATUS_LIST: StatusMap = { invalidRequest: 400, listNotFound: 404, unautho
 export interface RecommendationRoutesDeps {
   pool: RankingPool;
   listCache: ListCache;
-  recent: RecentConsumption;
   requests: RequestCounter;
   auth: Authorizer;
   environments: Config['environments'];
@@ -56,7 +54,7 @@ function slice(list: RankedList, offset: number, limit: number): ResponseItem[] 
   return items;
 }
 
-function rankTask(environment: string, env: EnvironmentConfig, request: RecommendationRequest, recent: RecentConsumption): RankTask {
+function rankTask(environment: string, env: EnvironmentConfig, request: RecommendationRequest): RankTask {
   return {
     environment,
     nowSec: Math.floor(Date.now() / 1000),
@@ -64,7 +62,6 @@ function rankTask(environment: string, env: EnvironmentConfig, request: Recommen
     deviceId: request.deviceId,
     ...(request.context ? { context: request.context } : {}),
     history: request.history,
-    recent: recent.of(environment, request.userId, request.deviceId),
     exclude: request.exclude,
     lists: request.lists.map((l) => {
       const config = env.lists[l.name]!;
@@ -99,7 +96,7 @@ export function registerRecommendationRoutes(server: HttpServer, deps: Recommend
       return;
     }
 
-    const outcome = await deps.pool.rank(rankTask(environment, env, request, deps.recent));
+    const outcome = await deps.pool.rank(rankTask(environment, env, request));
     if ('errors' in outcome) throw E.invalidRequest(outcome.errors.map((e) => `${e.path} ${e.message}`).join('; '), outcome.errors);
     const lists = request.lists.map((l, i) => {
       const ranked = outcome.lists[i]!;

@@ -48,7 +48,10 @@ test('rows equal a sort of summed pairs, cut to maxNeighbours, over random pairs
       pairs.push([a, b, w]);
       state.addPair(a, b, w);
     }
-    store.root.transactionSync(state.prepareFlush());
+    const changed: number[] = [];
+    store.root.transactionSync(state.prepareFlush(changed));
+    const touched = new Set(pairs.filter(([a, b]) => a !== b).flatMap(([a, b]) => [a, b]));
+    assert.deepEqual(new Set(changed), touched, 'every rewritten row is reported for the ranking workers');
     for (const [ix, expected] of modelRows(pairs, max)) {
       const stored = decodeNeighbours(store.model.get(neighboursKey('demo', ix)));
       const got = [...stored.ix].map((j, k) => [j, stored.weight[k]!]);

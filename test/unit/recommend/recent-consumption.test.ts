@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { RecentConsumption } from '../../../src/recommend/recent-consumption.ts';
+import { consumedEntries, RecentConsumption } from '../../../src/recommend/recent-consumption.ts';
 
-const weights = new Map([['demo', { detail_pageview: 1, purchase: 5 }]]);
+const weights = { detail_pageview: 1, purchase: 5 };
 const view = (item: string, who: Record<string, unknown>) => ({
   event_type: 'detail_pageview',
   action_item: item,
@@ -10,34 +10,51 @@ const view = (item: string, who: Record<string, unknown>) => ({
   ...who,
 });
 const ROTATE_MS = 2.5 * 60_000;
+/** Items a..z are ix 0..25; anything else is unknown. */
+const resolve = (_type: string, id: string) => (/^[a-z]$/.test(id) ? id.charCodeAt(0) - 97 : undefined);
+const ids = (entries: readonly number[] | undefined) => {
+  const out: string[] = [];
+  for (let i = 0; entries && i < entries.length; i += 3) out.push(String.fromCharCode(97 + entries[i]!));
+  return out;
+};
+
+function recorded(events: Array<Record<string, unknown>>, nowMs: number, recent = new RecentConsumption(nowMs), environment = 'demo') {
+  recent.record(environment, consumedEntries(events as never, weights, nowMs), resolve, nowMs);
+  return recent;
+}
 
 test('consumption is found by user and by device, with its time and event weight', () => {
-  const recent = new RecentConsumption(weights);
-  recent.record('demo', [view('a', { user_id: 'u1', device_id: 'd1' }), { event_type: 'purchase', action_item: 'b', action_item_type: 'article', user_id: 'u1' }], 10_000);
-  assert.deepEqual(recent.of('demo', 'u1', 'other'), [['article', 'a', 10, 1], ['article', 'b', 10, 5]]);
-  assert.deepEqual(recent.of('demo', undefined, 'd1'), [['article', 'a', 10, 1]]);
-  assert.deepEqual(recent.of('shop', 'u1', 'd1'), []);
+  const recent = recorded([view('a', { user_id: 'u1', device_id: 'd1' }), { event_type: 'purchase', action_item: 'b', action_item_type: 'article', user_id: 'u1' }], 10_000);
+  assert.deepEqual(recent.ofUser('demo', 'u1'), [0, 10, 1, 1, 10, 5]);
+  assert.deepEqual(recent.ofDevice('demo', 'd1'), [0, 10, 1]);
+  assert.equal(recent.ofUser('shop', 'u1'), undefined);
+  assert.equal(recent.ofDevice('demo', 'other'), undefined);
 });
 
-test('no-consent devices, non-consumption events and unknown environments record nothing', () => {
-  const recent = new RecentConsumption(weights);
-  recent.record('demo', [view('a', { device_id: 'no-consent' }), { event_type: 'impression', action_item: 'c', action_item_type: 'article', user_id: 'u1' }], 0);
-  recent.record('shop', [view('a', { user_id: 'u1' })], 0);
-  assert.deepEqual(recent.of('demo', 'u1', 'no-consent'), []);
+test('no-consent devices, non-consumption events and unknown items record nothing', () => {
+  const recent = recorded(
+    [
+      view('a', { device_id: 'no-consent' }),
+      { event_type: 'impression', action_item: 'c', action_item_type: 'article', user_id: 'u1' },
+      view('not-an-item', { user_id: 'u1' }),
+    ],
+    0,
+  );
+  assert.equal(recent.ofDevice('demo', 'no-consent'), undefined);
+  assert.equal(recent.ofUser('demo', 'u1'), undefined);
 });
 
 test('an entry outlives one rotation and is gone after two', () => {
-  const recent = new RecentConsumption(weights);
   const start = Date.now();
-  recent.record('demo', [view('a', { user_id: 'u1' })], start);
-  recent.record('demo', [view('b', { user_id: 'u2' })], start + ROTATE_MS); // rotates: u1 now in the older generation
-  assert.equal(recent.of('demo', 'u1', 'x').length, 1);
-  recent.record('demo', [view('c', { user_id: 'u1' })], start + ROTATE_MS + 1); // carried over with the new one
-  recent.record('demo', [view('d', { user_id: 'u3' })], start + 2 * ROTATE_MS + 1); // rotates again
-  assert.deepEqual(recent.of('demo', 'u1', 'x').map((e) => e[1]), ['a', 'c']);
-  assert.deepEqual(recent.of('demo', 'u2', 'x').map((e) => e[1]), ['b'], 'one rotation since u2 was seen');
-  recent.record('demo', [view('e', { user_id: 'u3' })], start + 3 * ROTATE_MS + 2); // and again
-  assert.deepEqual(recent.of('demo', 'u2', 'x'), [], 'two rotations since u2 was seen');
-  assert.deepEqual(recent.of('demo', 'u1', 'x'), [], 'two rotations since u1 was seen');
-  assert.deepEqual(recent.of('demo', 'u3', 'x').map((e) => e[1]), ['d', 'e']);
+  const recent = recorded([view('a', { user_id: 'u1' })], start);
+  recorded([view('b', { user_id: 'u2' })], start + ROTATE_MS, recent); // rotates: u1 now in the older generation
+  assert.deepEqual(ids(recent.ofUser('demo', 'u1')), ['a']);
+  recorded([view('c', { user_id: 'u1' })], start + ROTATE_MS + 1, recent); // carried over with the new one
+  recorded([view('d', { user_id: 'u3' })], start + 2 * ROTATE_MS + 1, recent); // rotates again
+  assert.deepEqual(ids(recent.ofUser('demo', 'u1')), ['a', 'c']);
+  assert.deepEqual(ids(recent.ofUser('demo', 'u2')), ['b'], 'one rotation since u2 was seen');
+  recorded([view('e', { user_id: 'u3' })], start + 3 * ROTATE_MS + 2, recent); // and again
+  assert.equal(recent.ofUser('demo', 'u2'), undefined, 'two rotations since u2 was seen');
+  assert.equal(recent.ofUser('demo', 'u1'), undefined, 'two rotations since u1 was seen');
+  assert.deepEqual(ids(recent.ofUser('demo', 'u3')), ['d', 'e']);
 });
