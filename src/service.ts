@@ -61,12 +61,20 @@ export async function startService(config: Config, log: Logger): Promise<Running
     const key = await loadOrCreateSigningKey(config.store.dataDir);
     await ensureDemoClient(config, store, log);
     const auth = { verifier: new TokenVerifier(key, config.auth), store };
-    builder = new ModelBuilder({ store: config.store, environments: config.environments, log });
+    // The builder and trainer start before the pool: their notices find it once it exists (the
+    // pool's workers read LMDB at start, so nothing committed before is missed).
+    builder = new ModelBuilder({
+      store: config.store,
+      environments: config.environments,
+      log,
+      onRows: ({ environment, ix }) => pool?.notify({ kind: 'rows', environment, ix }),
+    });
     trainer = new ModelTrainer({
       store: config.store,
       environments: config.environments,
       log,
       hasModel: (environment) => readTrainedMeta(store, environment) !== undefined,
+      onBuilt: (environment) => pool?.notify({ kind: 'model', environment }),
     });
     pool = new RankingPool(config);
     await pool.ready();
@@ -79,7 +87,13 @@ export async function startService(config: Config, log: Logger): Promise<Running
     registerHealthRoute(server, builder, trainer);
     registerOAuthRoutes(server, { store, key, config: config.auth });
     registerItemRoutes(server, { catalog: new Catalog(store), auth, environments: config.environments });
-    registerEventRoutes(server, { eventLog: new EventLog(store), auth, environments: config.environments });
+    const ranking = pool;
+    registerEventRoutes(server, {
+      eventLog: new EventLog(store),
+      auth,
+      environments: config.environments,
+      notifyRanking: (notice) => ranking.notify(notice),
+    });
     requests = new RequestCounter(store);
     registerRecommendationRoutes(server, {
       requests,

@@ -20,7 +20,6 @@ import { EnvironmentModel, type SkipCounts } from './environment-model.ts';
 import { ItemIndices } from './item-indices.ts';
 import { ItemLayoutState } from './item-layout.ts';
 import { LagHistogram } from './lag-histogram.ts';
-import { postRows } from '../recommend/ranking-channel.ts';
 import { nameThread } from '../thread-name.ts';
 
 export interface BuilderWorkerData {
@@ -36,6 +35,13 @@ export interface BuilderWorkerData {
   /** How often applied changes are written (the main part of the acceptance-to-model lag). */
   flushMs: number;
   statsIntervalMs: number;
+}
+
+/** The neighbour rows a flush rewrote (committed), for the ranking workers' row caches. */
+export interface BuilderRows {
+  type: 'rows';
+  environment: string;
+  ix: Uint32Array;
 }
 
 /** Messages the worker posts to the main thread. */
@@ -121,9 +127,17 @@ function flush(): void {
     for (const [environment, seq] of Object.entries(eventPositions)) store.modelState.put(eventsPositionKey(environment), seq);
     store.modelState.put(CHANGES_POSITION_KEY, changesPosition);
   });
-  // After the commit: a ranking worker drops these rows from its cache and reads them anew.
-  for (const [environment, changed] of changedRows) postRows({ environment, ix: Uint32Array.from(changed) });
-  Object.assign(written, eventPositions);
+  // Once other threads' snapshots can see the commit (a transactionSync commit is not always
+  // visible to them before it is flushed: see trainer-worker.ts), the ranking workers drop these
+  // rows from their caches and read them anew.
+  // The positions reported to /health wait for the same, so "applied" means readable.
+  void store.root.flushed.then(() => {
+    Object.assign(written, eventPositions);
+    for (const [environment, changed] of changedRows) {
+      const rows: BuilderRows = { type: 'rows', environment, ix: Uint32Array.from(changed) };
+      parentPort!.postMessage(rows, [rows.ix.buffer as ArrayBuffer]);
+    }
+  });
   changesWritten = changesPosition;
   const now = Date.now();
   for (const t of unwritten) lag.record(now - t);

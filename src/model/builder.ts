@@ -6,7 +6,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Config, StoreConfig } from '../config/types.ts';
-import type { BuilderStats, BuilderWorkerData } from './builder-worker.ts';
+import type { BuilderRows, BuilderStats, BuilderWorkerData } from './builder-worker.ts';
 
 /** Pause before restarting a crashed worker, so a persistent fault does not spin. */
 const RESTART_DELAY_MS = 1000;
@@ -19,8 +19,12 @@ export class ModelBuilder {
   #stopping = false;
   #stats: BuilderStats | undefined;
 
-  constructor(options: { store: StoreConfig; environments: Config['environments']; log: Logger }) {
+  readonly #onRows: (rows: BuilderRows) => void;
+
+  /** `onRows`: the neighbour rows each flush rewrote (committed), for the ranking workers. */
+  constructor(options: { store: StoreConfig; environments: Config['environments']; log: Logger; onRows?: (rows: BuilderRows) => void }) {
     this.#log = options.log;
+    this.#onRows = options.onRows ?? (() => undefined);
     this.#workerData = {
       entry: new URL('./builder-worker.ts', import.meta.url).href,
       store: options.store,
@@ -36,7 +40,7 @@ export class ModelBuilder {
   #start(): void {
     const worker = new Worker(new URL('../ts-worker.mjs', import.meta.url), { workerData: this.#workerData });
     this.#worker = worker;
-    worker.on('message', (message: BuilderStats) => this.#onStats(message));
+    worker.on('message', (message: BuilderStats | BuilderRows) => (message.type === 'rows' ? this.#onRows(message) : this.#onStats(message)));
     worker.on('error', (err) => this.#log.error({ err }, 'model builder failed'));
     this.#exited = new Promise((resolve) => {
       worker.once('exit', (code) => {

@@ -9,7 +9,6 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { Config, StoreConfig } from '../config/types.ts';
 import { Store } from '../store/open.ts';
 import { type BuildOutcome, buildTrainedModel } from './train-model.ts';
-import { postModel } from '../recommend/ranking-channel.ts';
 import { nameThread } from '../thread-name.ts';
 
 export interface TrainerWorkerData {
@@ -30,7 +29,7 @@ const store = new Store(data.store);
 /** Peak resident memory of the process so far (bytes; the whole process, not only this thread). */
 const peakRss = () => process.resourceUsage().maxRSS * 1024;
 
-parentPort!.on('message', (message: TrainerRequest) => {
+parentPort!.on('message', async (message: TrainerRequest) => {
   if (message.type === 'stop') {
     void store.close().then(() => parentPort!.close());
     return;
@@ -41,8 +40,10 @@ parentPort!.on('message', (message: TrainerRequest) => {
     // A long synchronous build holds a read snapshot from its start: renew it so it sees every event.
     store.root.resetReadTxn();
     const outcome = buildTrainedModel(store, message.environment, config);
-    // Before the reply: a request dispatched after the rebuild's 200 drains this notice first.
-    if (outcome.status === 'built') postModel({ environment: message.environment });
+    // A transactionSync commit (lmdb-js overlappingSync) is not always visible to other threads'
+    // new read snapshots when it returns (seen: a ranking worker read the old `current` after
+    // the reply); once flushed it is. The reply, and so the rebuild's 200, waits for that.
+    await store.root.flushed;
     parentPort!.postMessage({ type: 'result', id: message.id, outcome, peakRssBytes: peakRss() } satisfies TrainerReply);
   } catch (err) {
     const error = err instanceof Error ? err.message : String(err);

@@ -46,7 +46,18 @@ export class ModelTrainer {
   #exited!: Promise<void>;
   #stopping = false;
 
-  constructor(options: { store: StoreConfig; environments: Config['environments']; log: Logger; hasModel: (environment: string) => boolean }) {
+  /** Called when a new version is current, before the build's result is handed on. */
+  readonly #onBuilt: (environment: string) => void;
+
+  /** `onBuilt`: a new version of the environment's model is committed as current. */
+  constructor(options: {
+    store: StoreConfig;
+    environments: Config['environments'];
+    log: Logger;
+    hasModel: (environment: string) => boolean;
+    onBuilt?: (environment: string) => void;
+  }) {
+    this.#onBuilt = options.onBuilt ?? (() => undefined);
     this.#log = options.log;
     this.#environments = options.environments;
     this.#workerData = { entry: new URL('./trainer-worker.ts', import.meta.url).href, store: options.store, environments: options.environments };
@@ -92,6 +103,8 @@ export class ModelTrainer {
       stats.last = { version: m.version, items: m.items, users: m.users, interactions: m.interactions, builtAt: m.builtAt, buildMs: m.buildMs, memoryBytes: m.memoryBytes, peakRssBytes: reply.peakRssBytes };
       this.#log.info({ environment: pending.environment, ...stats.last }, 'trained model built');
     }
+    // Before the rebuild's answer: a request ranked after it is ranked by the new version.
+    if (reply.outcome.status === 'built') this.#onBuilt(pending.environment);
     this.#settle(reply.id, pending, reply.outcome);
   }
 

@@ -17,7 +17,7 @@ import { VECTOR_DIM as DIM, type RankInput, type Ranker } from './reference-rank
 
 /** A local copy: a module import is read through a getter, which showed in profiles of the hot loops. */
 const VECTOR_DIM = DIM;
-import type { ConsumedNotice, ModelNotice, RowsNotice } from './ranking-channel.ts';
+import type { Notice } from './notices.ts';
 import { RecentConsumption } from './recent-consumption.ts';
 import { Signals, type TopList } from './signals.ts';
 import { TrainedScores } from './trained-scores.ts';
@@ -184,24 +184,33 @@ export class Engine {
     }
   }
 
-  /** Consumption the events API accepted (ranking-channel): excluded from the user's next lists. */
-  consumed({ environment, entries }: ConsumedNotice): void {
+  /** Consumption the events API accepted (notices.ts): excluded from the user's next lists. */
+  consumed({ environment, entries }: Extract<Notice, { kind: 'consumed' }>): void {
     const env = this.#environments.get(environment);
     if (!env) return;
     this.#recent.record(environment, entries, (type, id) => this.#resolve(env, { id, type }));
   }
 
   /** Neighbour rows the builder rewrote: read anew when next needed. */
-  rowsChanged({ environment, ix }: RowsNotice): void {
+  rowsChanged({ environment, ix }: Extract<Notice, { kind: 'rows' }>): void {
     const rows = this.#environments.get(environment)?.rows;
     if (!rows || rows.size === 0) return;
     for (let i = 0; i < ix.length; i++) rows.delete(ix[i]!);
   }
 
   /** A new trained model version is current: the next sync switches to it, between two batches. */
-  modelChanged({ environment }: ModelNotice): void {
+  modelChanged({ environment }: Extract<Notice, { kind: 'model' }>): void {
     const env = this.#environments.get(environment);
     if (env) env.trainedStale = true;
+  }
+
+  /** Notices were lost: drop what they keep fresh (recent consumption, rows) and re-read the model. */
+  noticesLost(): void {
+    this.#recent.clear();
+    for (const env of this.#environments.values()) {
+      env.rows.clear();
+      env.trainedStale = true;
+    }
   }
 
   recommend(task: RankTask): RankOutcome {

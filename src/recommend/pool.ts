@@ -8,8 +8,9 @@
 import { Piscina } from 'piscina';
 import type { Config } from '../config/types.ts';
 import { E } from '../errors.ts';
+import { NoticeJournal, type Notice } from './notices.ts';
 import type { RankOutcome, RankTask } from './task.ts';
-import type { BatchOutcome, RankBatch, RankWorkerData } from './worker.ts';
+import type { BatchReply, RankBatch, RankWorkerData } from './worker.ts';
 
 const WORKER_ENTRY = new URL('./worker-entry.mjs', import.meta.url).pathname;
 const RETRY_AFTER_SEC = 1;
@@ -19,6 +20,8 @@ const RETRY_AFTER_SEC = 1;
  * (Workers block between tasks, Piscina's fastest mode, so they cannot keep a timer themselves.)
  */
 const IDLE_SYNC_MS = 200;
+
+type RankOutcomeOrFailure = BatchReply['outcomes'][number];
 
 interface Pending {
   task: RankTask;
@@ -39,10 +42,12 @@ export class RankingPool {
   #scheduled = false;
   #expiryTimer: NodeJS.Timeout | undefined;
   readonly #idleSync: NodeJS.Timeout;
+  readonly #journal: NoticeJournal;
 
   constructor(config: Pick<Config, 'store' | 'environments' | 'recommend'>) {
     const workerData: RankWorkerData = { store: config.store, environments: config.environments };
     this.#workers = config.recommend.workers;
+    this.#journal = new NoticeJournal(this.#workers);
     this.#piscina = new Piscina({
       filename: WORKER_ENTRY,
       minThreads: this.#workers,
@@ -50,20 +55,34 @@ export class RankingPool {
       idleTimeout: Infinity,
       workerData,
     });
+    this.#piscina.on('workerDestroy', (worker: { id: number }) => this.#journal.forget(worker.id));
     this.#maxBatch = config.recommend.maxBatch;
     this.#maxWaiting = config.recommend.maxQueue;
     this.#deadlineMs = config.recommend.deadlineMs;
     this.#idleSync = setInterval(() => {
       if (this.#inFlight > 0 || this.#pending.length > 0) return;
-      const empty: RankBatch = { deadlineAt: Infinity, tasks: [] };
-      for (let w = 0; w < this.#workers; w++) this.#piscina.run(empty).catch(() => undefined);
+      for (let w = 0; w < this.#workers; w++) this.#run({ deadlineAt: Infinity, tasks: [] }).catch(() => undefined);
     }, IDLE_SYNC_MS).unref();
+  }
+
+  /**
+   * A change the ranking workers must learn of (notices.ts); it travels with the next batch each
+   * worker runs, so a request dispatched after this call is ranked with it.
+   */
+  notify(notice: Notice): void {
+    this.#journal.append(notice);
+  }
+
+  /** Runs a batch with the notices not every worker has yet; records the worker's position. */
+  async #run(batch: Omit<RankBatch, 'notices'>): Promise<RankOutcomeOrFailure[]> {
+    const reply: BatchReply = await this.#piscina.run({ ...batch, notices: this.#journal.pending() } satisfies RankBatch);
+    this.#journal.acknowledge(reply.threadId, reply.seq);
+    return reply.outcomes;
   }
 
   /** Resolves once every worker has built its engine, so the first request does not wait for it. */
   async ready(): Promise<void> {
-    const empty: RankBatch = { deadlineAt: Infinity, tasks: [] };
-    await Promise.all(Array.from({ length: this.#workers }, () => this.#piscina.run(empty)));
+    await Promise.all(Array.from({ length: this.#workers }, () => this.#run({ deadlineAt: Infinity, tasks: [] })));
   }
 
   /** Ranks one request; rejects with E.unavailable (503) on a full queue or a missed deadline. */
@@ -116,9 +135,8 @@ export class RankingPool {
       const busy = this.#busy();
       for (const p of batch) p.reject(busy);
     }, Math.max(0, deadlineAt - Date.now()));
-    const request: RankBatch = { deadlineAt, tasks: batch.map((p) => p.task) };
-    this.#piscina.run(request).then(
-      (outcomes: BatchOutcome[]) => {
+    this.#run({ deadlineAt, tasks: batch.map((p) => p.task) }).then(
+      (outcomes) => {
         this.#done(timer);
         if (settled) return;
         batch.forEach((p, i) => {

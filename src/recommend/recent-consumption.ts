@@ -4,39 +4,19 @@
  * model builder writes histories only when it flushes, and can fall behind under load, but a
  * detail_pageview must exclude its item from that user's very next recommendation.
  *
- * Two sides: the events route (main thread) turns an accepted batch into flat consumed entries
- * (consumedEntries) and posts them on the ranking channel; each ranking worker keeps them in a
- * RecentConsumption, resolved to ix once on arrival, so a request carries nothing of them and
- * resolves nothing. Invalidation: two generations of users; every ROTATE_MS (or when the current
- * one holds MAX_KEYS) the older is dropped whole, so an entry lives between one and two rotations
- * (by then the builder has written it). No per-entry expiry, no iteration: a Map used as an LRU
+ * The events route (main thread) turns an accepted batch into a `consumed` notice (notices.ts);
+ * each ranking worker keeps its entries here, resolved to ix once on arrival, so a request
+ * carries nothing of them and resolves nothing. Invalidation: two generations of users; every
+ * ROTATE_MS (or when the current one holds MAX_KEYS) the older is dropped whole, so an entry
+ * lives between one and two rotations (by then the builder has written it). No per-entry expiry, no iteration: a Map used as an LRU
  * (delete and re-insert) leaves holes that V8 walks on every iteration from its front.
  */
-import type { TrackedEvent } from '../domain/event.ts';
-import { EVENT_TYPE_CODES } from '../store/model.ts';
-import { CONSUMED_STRIDE, type ConsumedEntries } from './ranking-channel.ts';
+import { CONSUMED_STRIDE, type ConsumedEntries } from './notices.ts';
 
 const ROTATE_MS = 2.5 * 60_000;
 const MAX_KEYS = 200_000;
 /** Entries kept per user or device (each three numbers: ix, unix sec, weight). */
 const MAX_PER_KEY = 50;
-
-/** Main thread: the consumption events of an accepted batch, flat (ranking-channel's format). */
-export function consumedEntries(events: readonly TrackedEvent[], weights: Readonly<Record<string, number>>, nowMs = Date.now()): ConsumedEntries {
-  const out: ConsumedEntries = [];
-  const nowSec = Math.floor(nowMs / 1000);
-  for (const e of events) {
-    if (EVENT_TYPE_CODES[e.event_type] === undefined) continue;
-    const itemId = e.action_item;
-    const itemType = e.action_item_type;
-    if (typeof itemId !== 'string' || typeof itemType !== 'string') continue;
-    const userId = typeof e.user_id === 'string' ? e.user_id : '';
-    const deviceId = typeof e.device_id === 'string' && e.device_id !== 'no-consent' ? e.device_id : '';
-    if (userId === '' && deviceId === '') continue;
-    out.push(userId, deviceId, itemType, itemId, nowSec, weights[e.event_type] ?? 0);
-  }
-  return out;
-}
 
 /** Flat [ix, unix sec, weight] triples of one user or device, oldest first. */
 type Entries = number[];
@@ -89,6 +69,12 @@ export class RecentConsumption {
     }
     entries.push(ix, time, weight);
     if (entries.length > MAX_PER_KEY * 3) entries.splice(0, entries.length - MAX_PER_KEY * 3);
+  }
+
+  /** Forgets everything (notices were lost: what is left may be incomplete). */
+  clear(): void {
+    this.#current = new Map();
+    this.#previous = new Map();
   }
 
   #rotate(nowMs: number): void {

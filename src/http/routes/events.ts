@@ -14,8 +14,7 @@ import {
   type TrackedEvent,
 } from '../../domain/event.ts';
 import { E, type FieldError } from '../../errors.ts';
-import { postConsumed } from '../../recommend/ranking-channel.ts';
-import { consumedEntries } from '../../recommend/recent-consumption.ts';
+import { consumedEntries, type Notice } from '../../recommend/notices.ts';
 import type { EventLog } from '../../store/event-log.ts';
 import { authorize, type Authorizer } from '../auth.ts';
 import { sendEmpty, sendJson, type StatusMap } from '../respond.ts';
@@ -44,6 +43,8 @@ export interface EventRoutesDeps {
   /** Told of every accepted batch, so the next recommendation already excludes what was consumed. */
   auth: Authorizer;
   environments: Config['environments'];
+  /** Tells the ranking workers (RankingPool.notify). */
+  notifyRanking(notice: Notice): void;
 }
 
 function vocabularies(environments: Config['environments']): Map<string, EventVocabulary> {
@@ -112,9 +113,9 @@ export function registerEventRoutes(server: HttpServer, deps: EventRoutesDeps): 
       throw E.invalidEvents(shown.join('; '), errors);
     }
     await deps.eventLog.append(environment, events as TrackedEvent[], body!);
-    // After the commit: a ranking worker that reads the notice reads this batch's commit too.
+    // After the commit: a ranking worker that applies the notice reads this batch's commit too.
     const entries = consumedEntries(events as TrackedEvent[], deps.environments[environment]!.model.eventWeights);
-    if (entries.length > 0) postConsumed({ environment, entries });
+    if (entries.length > 0) deps.notifyRanking({ kind: 'consumed', environment, entries });
     sendEmpty(ex, 200);
   });
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { consumedEntries, RecentConsumption } from '../../../src/recommend/recent-consumption.ts';
+import { consumedEntries } from '../../../src/recommend/notices.ts';
+import { RecentConsumption } from '../../../src/recommend/recent-consumption.ts';
 
 const weights = { detail_pageview: 1, purchase: 5 };
 const view = (item: string, who: Record<string, unknown>) => ({

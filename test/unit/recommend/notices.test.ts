@@ -1,0 +1,63 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { NoticeJournal, NoticeReader, type Notice, type NoticeHandlers } from '../../../src/recommend/notices.ts';
+
+const model = (environment: string): Notice => ({ kind: 'model', environment });
+
+/** A reader that records what it applied. */
+function recording() {
+  const applied: string[] = [];
+  let lost = 0;
+  const handlers: NoticeHandlers = {
+    consumed: (n) => applied.push(`consumed ${n.environment}`),
+    rows: (n) => applied.push(`rows ${n.environment} ${[...n.ix].join(',')}`),
+    model: (n) => applied.push(`model ${n.environment}`),
+    lost: () => lost++,
+  };
+  return { reader: new NoticeReader(), handlers, applied, lost: () => lost };
+}
+
+test('every worker applies each notice once and in order, however the batches overlap', () => {
+  const journal = new NoticeJournal(2);
+  const a = recording();
+  const b = recording();
+  journal.append(model('e1'));
+  journal.append({ kind: 'rows', environment: 'e1', ix: Uint32Array.of(3, 4) });
+  a.reader.apply(journal.pending(), a.handlers);
+  journal.acknowledge(1, a.reader.seq);
+  journal.append(model('e2'));
+  // Worker 2 has not answered yet: it gets everything; worker 1 gets the older entries again and skips them.
+  b.reader.apply(journal.pending(), b.handlers);
+  journal.acknowledge(2, b.reader.seq);
+  a.reader.apply(journal.pending(), a.handlers);
+  journal.acknowledge(1, a.reader.seq);
+  const expected = ['model e1', 'rows e1 3,4', 'model e2'];
+  assert.deepEqual(a.applied, expected);
+  assert.deepEqual(b.applied, expected);
+  assert.deepEqual(journal.pending().notices, [], 'acknowledged by every worker: dropped');
+  assert.equal(a.lost() + b.lost(), 0);
+});
+
+test('a worker that lags holds entries back until it catches up or is forgotten and replaced', () => {
+  const journal = new NoticeJournal(2);
+  const fast = recording();
+  journal.acknowledge(1, 0);
+  journal.acknowledge(2, 0);
+  journal.append(model('e1'));
+  fast.reader.apply(journal.pending(), fast.handlers);
+  journal.acknowledge(1, fast.reader.seq);
+  assert.equal(journal.pending().notices.length, 1, 'worker 2 has not seen it');
+  journal.forget(2);
+  assert.equal(journal.pending().notices.length, 1, 'its replacement has not answered yet');
+  journal.acknowledge(3, 1);
+  assert.equal(journal.pending().notices.length, 0);
+});
+
+test('a reader that finds a gap reports the loss and goes on from what it has', () => {
+  const r = recording();
+  r.reader.apply({ fromSeq: 1, notices: [model('e1')] }, r.handlers);
+  r.reader.apply({ fromSeq: 5, notices: [model('e5')] }, r.handlers);
+  assert.equal(r.lost(), 1);
+  assert.deepEqual(r.applied, ['model e1', 'model e5']);
+  assert.equal(r.reader.seq, 5);
+});
