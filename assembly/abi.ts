@@ -4,50 +4,72 @@
 // Conventions: offsets are byte offsets into linear memory (usize), lengths are element counts
 // (i32), results are i32 (>= 0 a count, < 0 a STATUS_* error). No strings, no GC objects.
 //
-// Memory map (every region starts 16-byte aligned):
+// Memory map (every region starts 16-byte aligned; the item records 64-byte aligned):
 //
 //   [static data][arena: arenaOffset() ...]
 //   arena = ITEMS region, laid out by setItemCount(n), then the REQUEST area up to memory's end.
 //
 //   ITEMS region, in this order (layoutOffset(FIELD_*) gives each host-visible start):
-//     vectors     f32[n × VECTOR_DIM]  content vectors, row ix at ix × VECTOR_BYTES (all 0 = none)  host
-//     popularity  f32[n]   any non-negative prior score (all-time or trending: host's choice)      host
-//     published   u32[n]   publication time, unix sec (0 unknown)                                 host
-//     ends        u32[n]   end_datetime, unix sec (0 none)                                        host
-//     slot        u32[n]   candidate position of an ix during a ranking, else NO_SLOT            kernel
+//     items       one ITEM_RECORD_BYTES (64-byte, one cache line) record per ix, at ix × 64:   host
+//                   +0  u32 slot     candidate position during a ranking, else NO_SLOT        kernel
+//                   +4  u8  flags    bit 0 in catalog, bit 1 enabled (src/store/model.ts)
+//                   +5  u8  type     index of the item type in the environment's list (255 unknown)
+//                   +8  u32 published  publication time, unix sec (0 unknown)
+//                   +12 u32 ends     end_datetime, unix sec (0 none)
+//                   +16 f32 popularity  any non-negative prior score
+//                   +20 f32 vectorScale  content vector = vectorScale × vector (0 = none)
+//                   +32 i8[VECTOR_DIM] vector  quantised content vector
 //     candIx      u32[n]   candidates' ix, in order of first appearance                           kernel
 //     candScore   f32[n]   candidates' scores                                                     kernel
 //     outIx       u32[n]   result ix, best first (FIELD_OUT_IX)                                   kernel
 //     outScore    f32[n]   result scores (FIELD_OUT_SCORE)                                        kernel
 //     excluded    u32[ceil(n / 32)]  bitset of the request's exclusion list                        kernel
-//     flags       u8[n]    bit 0 in catalog, bit 1 enabled (src/store/model.ts)                   host
-//     type        u8[n]    index of the item type in the environment's list (255 unknown)         host
 //   REQUEST area: from layoutOffset(FIELD_REQUEST) on; the host places a RankRequest header
 //     (REQ_HEADER_WORDS u32 words) and its arrays anywhere in it (4-byte aligned) and calls
 //     rank(headerOffset). topK's score and output buffers live here too.
 //
+// One record per item: a ranking touches each candidate's slot, flags, type, ends, popularity,
+// publication time and vector, and with one array per field that was eight cache misses per
+// candidate in a 100,000-item catalog (the vectors alone, f32, two); in one line it is one.
 // Kernel scratch (slot, excluded) is all NO_SLOT / 0 between calls: rank() resets the entries it
 // touched before returning, so a ranking costs O(candidates), never O(n).
 
 /** Bumped on any change to the exports, the memory map or the request header. */
 // @ts-ignore: decorator
-@inline export const ABI_VERSION: i32 = 4;
+@inline export const ABI_VERSION: i32 = 5;
 
 // @ts-ignore: decorator
 @inline export const STATUS_BAD_ARGS: i32 = -1;
 // @ts-ignore: decorator
 @inline export const STATUS_OUT_OF_MEMORY: i32 = -2;
 
-/** Content vector dimension: f32 per item and in a request's context vector. */
+/** Content vector dimension: i8 per item (with a scale), f32 in a request's context vector. */
 // @ts-ignore: decorator
 @inline export const VECTOR_DIM: i32 = 32;
+
+// Item record (see the memory map): size and field offsets.
 // @ts-ignore: decorator
-@inline export const VECTOR_BYTES: usize = 128; // VECTOR_DIM × 4
+@inline export const ITEM_RECORD_BYTES: usize = 64;
+// @ts-ignore: decorator
+@inline export const REC_SLOT: usize = 0;
+// @ts-ignore: decorator
+@inline export const REC_FLAGS: usize = 4;
+// @ts-ignore: decorator
+@inline export const REC_TYPE: usize = 5;
+// @ts-ignore: decorator
+@inline export const REC_PUBLISHED: usize = 8;
+// @ts-ignore: decorator
+@inline export const REC_ENDS: usize = 12;
+// @ts-ignore: decorator
+@inline export const REC_POPULARITY: usize = 16;
+// @ts-ignore: decorator
+@inline export const REC_VECTOR_SCALE: usize = 20;
+// @ts-ignore: decorator
+@inline export const REC_VECTOR: usize = 32;
 
 /**
- * Largest item count: 2^24 items take ~2.9 GB at ~170 bytes each (vectors 128, arrays 42), the
- * most a 4 GiB wasm32 memory holds with room for requests; also keeps candidate positions far
- * below NO_SLOT.
+ * Largest item count: 2^24 items take ~1.4 GB at ~81 bytes each (record 64, arrays 17), well
+ * inside a 4 GiB wasm32 memory; also keeps candidate positions far below NO_SLOT.
  */
 // @ts-ignore: decorator
 @inline export const MAX_ITEMS: i32 = 1 << 24;
@@ -72,17 +94,7 @@
 
 // layoutOffset(field) fields.
 // @ts-ignore: decorator
-@inline export const FIELD_FLAGS: i32 = 0;
-// @ts-ignore: decorator
-@inline export const FIELD_TYPE: i32 = 1;
-// @ts-ignore: decorator
-@inline export const FIELD_PUBLISHED: i32 = 2;
-// @ts-ignore: decorator
-@inline export const FIELD_ENDS: i32 = 3;
-// @ts-ignore: decorator
-@inline export const FIELD_POPULARITY: i32 = 4;
-// @ts-ignore: decorator
-@inline export const FIELD_VECTORS: i32 = 5;
+@inline export const FIELD_ITEMS: i32 = 0;
 // @ts-ignore: decorator
 @inline export const FIELD_OUT_IX: i32 = 6;
 // @ts-ignore: decorator

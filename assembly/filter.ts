@@ -4,8 +4,8 @@
 // Invariant for every raw load/store below: callers pass ix < itemCount (rank() skips any other
 // ix before it becomes a candidate or touches the bitset), so each access lies inside the
 // array's region laid out for itemCount items (layout.ts).
-import { ALL_TYPES, ITEM_ENABLED, ITEM_IN_CATALOG } from "./abi";
-import { endsOff, excludedOff, flagsOff, typeOff } from "./layout";
+import { ALL_TYPES, ITEM_ENABLED, ITEM_IN_CATALOG, ITEM_RECORD_BYTES, REC_ENDS, REC_FLAGS, REC_TYPE } from "./abi";
+import { excludedOff, itemsOff } from "./layout";
 
 // @ts-ignore: decorator
 @inline const RANKABLE_FLAGS: u32 = ITEM_IN_CATALOG | ITEM_ENABLED;
@@ -39,11 +39,12 @@ export function clearExcluded(list: usize, count: i32, n: u32): void {
  */
 // @ts-ignore: decorator
 @inline export function isRankable(ix: u32, nowSec: u32, typesMask: u32, allow: usize): bool {
-  if ((<u32>load<u8>(flagsOff + <usize>ix) & RANKABLE_FLAGS) != RANKABLE_FLAGS) return false;
-  const ends = load<u32>(endsOff + (<usize>ix << 2));
+  const record = itemsOff + <usize>ix * ITEM_RECORD_BYTES;
+  if ((<u32>load<u8>(record + REC_FLAGS) & RANKABLE_FLAGS) != RANKABLE_FLAGS) return false;
+  const ends = load<u32>(record + REC_ENDS);
   if (ends != 0 && ends <= nowSec) return false;
   if (typesMask != ALL_TYPES) {
-    const type = <u32>load<u8>(typeOff + <usize>ix);
+    const type = <u32>load<u8>(record + REC_TYPE);
     if (type >= MASK_TYPES || ((typesMask >> type) & 1) == 0) return false;
   }
   if (allow != 0 && (load<u32>(allow + (<usize>(ix >> 5) << 2)) & (1 << (ix & 31))) == 0) return false;

@@ -11,17 +11,20 @@
 //   one candidate position, so count <= itemCount: candIx/candScore (itemCount long) never
 //   overflow, and k' <= count fits outIx/outScore.
 import {
-  NO_SLOT, REQ_ALLOW_OFF, REQ_ALLOWED_TYPES, REQ_CONTENT_WEIGHT, REQ_CONTEXT_OFF, REQ_EXCLUDE_COUNT,
+  ITEM_RECORD_BYTES, NO_SLOT, REC_POPULARITY, REC_PUBLISHED, REC_SLOT, REQ_ALLOW_OFF, REQ_ALLOWED_TYPES, REQ_CONTENT_WEIGHT, REQ_CONTEXT_OFF, REQ_EXCLUDE_COUNT,
   REQ_EXCLUDE_OFF, REQ_K, REQ_NB_IX_OFF, REQ_NB_OFFSETS_OFF, REQ_NB_WEIGHT_OFF, REQ_NOW_SEC,
   REQ_POOL_COUNT, REQ_POOL_OFF, REQ_POPULARITY_WEIGHT, REQ_RECENCY_HALF_LIFE, REQ_RECENCY_WEIGHT,
-  REQ_SEED_COUNT, REQ_SEED_HALF_LIFE, REQ_SEED_TIME_OFF, REQ_SEED_WEIGHT_OFF, VECTOR_BYTES,
+  REQ_SEED_COUNT, REQ_SEED_HALF_LIFE, REQ_SEED_TIME_OFF, REQ_SEED_WEIGHT_OFF,
 } from "./abi";
 import { clearExcluded, isRankable, markExcluded } from "./filter";
-import {
-  candIxOff, candScoreOff, itemCount, outIxOff, outScoreOff, popularityOff, publishedOff, slotOff,
-  vectorsOff,
-} from "./layout";
-import { decayedSeedWeight, dot, recencyPrior } from "./score";
+import { candIxOff, candScoreOff, itemCount, itemsOff, outIxOff, outScoreOff } from "./layout";
+import { contentDot, decayedSeedWeight, recencyPrior } from "./score";
+
+/** Byte offset of item `ix`'s record (abi.ts); callers check ix < itemCount. */
+// @ts-ignore: decorator
+@inline function recordOf(ix: u32): usize {
+  return itemsOff + <usize>ix * ITEM_RECORD_BYTES;
+}
 import { selectTopPairs } from "./topk";
 
 /** Header word `index` of the request at `req` (REQ_* in abi.ts). */
@@ -58,7 +61,7 @@ function gatherNeighbours(req: usize, n: u32, nowSec: u32): i32 {
     for (let j = load<u32>(offsets + at); j < end; j++) {
       const ix = load<u32>(nbIx + (<usize>j << 2));
       if (ix >= n) continue;
-      const slotAt = slotOff + (<usize>ix << 2);
+      const slotAt = recordOf(ix) + REC_SLOT;
       let pos = load<u32>(slotAt);
       if (pos == NO_SLOT) {
         pos = count++;
@@ -81,7 +84,7 @@ function gatherPool(req: usize, n: u32, count: i32): i32 {
   for (let i = 0; i < p; i++) {
     const ix = load<u32>(pool + (<usize>i << 2));
     if (ix >= n) continue;
-    const slotAt = slotOff + (<usize>ix << 2);
+    const slotAt = recordOf(ix) + REC_SLOT;
     if (load<u32>(slotAt) != NO_SLOT) continue;
     store<u32>(slotAt, c);
     store<u32>(candIxOff + (<usize>c << 2), ix);
@@ -100,9 +103,9 @@ function keepRankable(count: i32, nowSec: u32, typesMask: u32, allow: usize): i3
   let maxPopularity: f32 = 0;
   for (let c = 0; c < count; c++) {
     const ix = load<u32>(candIxOff + (<usize>c << 2));
-    store<u32>(slotOff + (<usize>ix << 2), NO_SLOT);
+    store<u32>(recordOf(ix) + REC_SLOT, NO_SLOT);
     if (!isRankable(ix, nowSec, typesMask, allow)) continue;
-    const popularity = load<f32>(popularityOff + (<usize>ix << 2));
+    const popularity = load<f32>(recordOf(ix) + REC_POPULARITY);
     if (popularity > maxPopularity) maxPopularity = popularity;
     store<u32>(candIxOff + (<usize>kept << 2), ix);
     store<f32>(candScoreOff + (<usize>kept << 2), load<f32>(candScoreOff + (<usize>c << 2)));
@@ -125,16 +128,16 @@ function addPriors(req: usize, kept: i32, nowSec: u32): void {
   const useContent = context != 0 && contentWeight != 0;
   if (!usePopularity && !useRecency && !useContent) return;
   for (let c = 0; c < kept; c++) {
-    const ix = load<u32>(candIxOff + (<usize>c << 2));
+    const record = recordOf(load<u32>(candIxOff + (<usize>c << 2)));
     const scoreAt = candScoreOff + (<usize>c << 2);
     let score = load<f32>(scoreAt);
     if (usePopularity) {
-      score += popularityWeight * (load<f32>(popularityOff + (<usize>ix << 2)) / maxPopularity);
+      score += popularityWeight * (load<f32>(record + REC_POPULARITY) / maxPopularity);
     }
     if (useRecency) {
-      score += recencyWeight * recencyPrior(load<u32>(publishedOff + (<usize>ix << 2)), nowSec, recencyHalfLife);
+      score += recencyWeight * recencyPrior(load<u32>(record + REC_PUBLISHED), nowSec, recencyHalfLife);
     }
-    if (useContent) score += contentWeight * dot(vectorsOff + <usize>ix * VECTOR_BYTES, context);
+    if (useContent) score += contentWeight * contentDot(record, context);
     store<f32>(scoreAt, score);
   }
 }

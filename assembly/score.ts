@@ -2,7 +2,7 @@
 // dot product. Pure arithmetic on values and pointers the caller has checked; no state. Every
 // f32 operation and its order is part of the specification (src/recommend/reference-ranker.ts
 // repeats them with Math.fround), so do not reorder, fuse or reassociate them.
-import { VECTOR_DIM } from "./abi";
+import { REC_VECTOR, REC_VECTOR_SCALE, VECTOR_DIM } from "./abi";
 
 /**
  * 2^(-ageSec / halfLifeSec) rounded to f32, in f64 first (exp2 of the musl/ARM routines, within
@@ -29,20 +29,22 @@ export function decayedSeedWeight(weight: f32, timeSec: u32, nowSec: u32, halfLi
 }
 
 /**
- * Dot product of two f32[VECTOR_DIM] vectors in 4 lanes: lane j sums dims j, j+4, j+8, ... in
- * order, then (lane0 + lane1) + (lane2 + lane3). Four chains instead of one cut the add-latency
- * chain from 32 to 8 steps; the lane order is what the reference repeats, and what one f32x4
- * accumulator gives, so a v128 version (asconfig.json "enable": ["simd"]) would rank the same.
+ * Dot product of an item's content vector (its record's i8 vector × vectorScale) with the f32
+ * context, in 4 lanes: lane j sums dims j, j+4, j+8, ... in order, then
+ * ((lane0 + lane1) + (lane2 + lane3)) × vectorScale. Four chains instead of one cut the
+ * add-latency chain from 32 to 8 steps; an i8 converts to f32 exactly, so the order is all the
+ * reference (src/recommend/reference-ranker.ts) has to repeat.
  */
 // @ts-ignore: decorator
-@inline export function dot(a: usize, b: usize): f32 {
+@inline export function contentDot(record: usize, context: usize): f32 {
+  const v = record + REC_VECTOR;
   let l0: f32 = 0, l1: f32 = 0, l2: f32 = 0, l3: f32 = 0;
   for (let d = 0; d < VECTOR_DIM; d += 4) {
     const at = <usize>d << 2;
-    l0 += load<f32>(a + at) * load<f32>(b + at);
-    l1 += load<f32>(a + at, 4) * load<f32>(b + at, 4);
-    l2 += load<f32>(a + at, 8) * load<f32>(b + at, 8);
-    l3 += load<f32>(a + at, 12) * load<f32>(b + at, 12);
+    l0 += <f32>load<i8>(v + <usize>d) * load<f32>(context + at);
+    l1 += <f32>load<i8>(v + <usize>d, 1) * load<f32>(context + at, 4);
+    l2 += <f32>load<i8>(v + <usize>d, 2) * load<f32>(context + at, 8);
+    l3 += <f32>load<i8>(v + <usize>d, 3) * load<f32>(context + at, 12);
   }
-  return (l0 + l1) + (l2 + l3);
+  return ((l0 + l1) + (l2 + l3)) * load<f32>(record + REC_VECTOR_SCALE);
 }

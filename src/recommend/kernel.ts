@@ -7,8 +7,9 @@
  * in TypeScript or in the kernel. It must not read LMDB or decide what to rank (the strategies
  * do); layout constants mirror assembly/abi.ts, whose memory map they implement:
  *
- *   arena:   [items region: vectors, popularity, published, ends, kernel scratch, outIx, outScore,
- *             flags, type — offsets from layoutOffset(FIELD_*)][request area ...]
+ *   arena:   [items region: one 64-byte record per item (slot, flags, type, published, ends,
+ *             popularity, vector scale, i8 vector), kernel scratch, outIx, outScore — offsets
+ *             from layoutOffset(FIELD_*)][request area ...]
  *   request: [header: REQ_HEADER_WORDS u32][seedWeight][seedTime][neighbourOffsets][neighbourIx]
  *            [neighbourWeight][pool][exclude][context] — each array 16-byte aligned
  *
@@ -21,6 +22,7 @@ import type { AppError } from '../errors.ts';
 import {
   VECTOR_DIM,
   itemArraysProblem,
+  quantizeVector,
   rankInputProblem,
   rankerError,
   type ItemArrays,
@@ -31,20 +33,25 @@ import {
 } from './reference-ranker.ts';
 
 /** Must equal ABI_VERSION in assembly/abi.ts. */
-export const ABI_VERSION = 4;
+export const ABI_VERSION = 5;
 const STATUS_BAD_ARGS = -1;
 const STATUS_OUT_OF_MEMORY = -2;
 
 // layoutOffset fields (assembly/abi.ts FIELD_*).
-const FIELD_FLAGS = 0;
-const FIELD_TYPE = 1;
-const FIELD_PUBLISHED = 2;
-const FIELD_ENDS = 3;
-const FIELD_POPULARITY = 4;
-const FIELD_VECTORS = 5;
+const FIELD_ITEMS = 0;
 const FIELD_OUT_IX = 6;
 const FIELD_OUT_SCORE = 7;
 const FIELD_REQUEST = 8;
+
+// Item record (assembly/abi.ts ITEM_RECORD_BYTES, REC_*), in bytes.
+const RECORD_BYTES = 64;
+const REC_FLAGS = 4;
+const REC_TYPE = 5;
+const REC_PUBLISHED = 8;
+const REC_ENDS = 12;
+const REC_POPULARITY = 16;
+const REC_VECTOR_SCALE = 20;
+const REC_VECTOR = 32;
 
 // Request header words (assembly/abi.ts REQ_*).
 const REQ_K = 0;
@@ -122,9 +129,12 @@ export class WasmRanker implements Ranker {
   // Views on the whole memory, re-created when memory.grow replaces its buffer.
   #buffer: ArrayBuffer | undefined;
   #u8 = new Uint8Array(0);
+  #i8 = new Int8Array(0);
   #u32 = new Uint32Array(0);
   #f32 = new Float32Array(0);
   #itemCount = 0;
+  /** Byte offset of the item records. */
+  #itemsOff = 0;
   #requestOff: number;
   #requestCapacity = 0;
   /** Next free byte of the request area while rank() copies its arrays in. */
@@ -155,32 +165,35 @@ export class WasmRanker implements Ranker {
     this.#outIxWord = at(FIELD_OUT_IX) >>> 2;
     this.#outScoreWord = at(FIELD_OUT_SCORE) >>> 2;
     this.#refreshViews();
-    this.#u8.set(items.flags, at(FIELD_FLAGS));
-    this.#u8.set(items.type, at(FIELD_TYPE));
-    this.#u32.set(items.published, at(FIELD_PUBLISHED) >>> 2);
-    this.#u32.set(items.ends, at(FIELD_ENDS) >>> 2);
-    this.#f32.set(items.popularity, at(FIELD_POPULARITY) >>> 2);
-    const vectorsWord = at(FIELD_VECTORS) >>> 2;
-    if (items.vectors && items.vectors.length > 0) this.#f32.set(items.vectors, vectorsWord);
-    else this.#f32.fill(0, vectorsWord, vectorsWord + n * VECTOR_DIM);
+    this.#itemsOff = at(FIELD_ITEMS);
+    const vectors = items.vectors && items.vectors.length > 0 ? items.vectors : undefined;
+    for (let ix = 0; ix < n; ix++) {
+      this.#writeRecord(ix, items.flags[ix]!, items.type[ix]!, items.published[ix]!, items.ends[ix]!, vectors, ix * VECTOR_DIM);
+      this.#f32[(this.#itemsOff + ix * RECORD_BYTES + REC_POPULARITY) >>> 2] = items.popularity[ix]!;
+    }
+  }
+
+  /** Writes an item's record but for its slot (kernel scratch) and popularity (setPopularity's). */
+  #writeRecord(ix: number, flags: number, type: number, published: number, ends: number, vectors: ArrayLike<number> | undefined, at: number): void {
+    const record = this.#itemsOff + ix * RECORD_BYTES;
+    this.#u8[record + REC_FLAGS] = flags;
+    this.#u8[record + REC_TYPE] = type;
+    this.#u32[(record + REC_PUBLISHED) >>> 2] = published;
+    this.#u32[(record + REC_ENDS) >>> 2] = ends;
+    this.#f32[(record + REC_VECTOR_SCALE) >>> 2] = vectors ? quantizeVector(vectors, at, this.#i8, record + REC_VECTOR) : 0;
+    if (!vectors) this.#i8.fill(0, record + REC_VECTOR, record + REC_VECTOR + VECTOR_DIM);
   }
 
   updateItem(ix: number, item: ItemUpdate): void {
     if (!Number.isInteger(ix) || ix < 0 || ix >= this.#itemCount) throw rankerError(`item ${ix} is outside the ${this.#itemCount} items held`);
     if (item.vector && item.vector.length !== VECTOR_DIM) throw rankerError(`vector has ${item.vector.length} dims, not ${VECTOR_DIM}`);
-    const at = (field: number) => this.#offset(field);
-    this.#u8[at(FIELD_FLAGS) + ix] = item.flags;
-    this.#u8[at(FIELD_TYPE) + ix] = item.type;
-    this.#u32[(at(FIELD_PUBLISHED) >>> 2) + ix] = item.published;
-    this.#u32[(at(FIELD_ENDS) >>> 2) + ix] = item.ends;
-    const row = (at(FIELD_VECTORS) >>> 2) + ix * VECTOR_DIM;
-    if (item.vector) this.#f32.set(item.vector, row);
-    else this.#f32.fill(0, row, row + VECTOR_DIM);
+    this.#writeRecord(ix, item.flags, item.type, item.published, item.ends, item.vector ?? undefined, 0);
   }
 
   setPopularity(popularity: Float32Array): void {
     if (popularity.length !== this.#itemCount) throw rankerError(`popularity has ${popularity.length} values for ${this.#itemCount} items`);
-    this.#f32.set(popularity, this.#offset(FIELD_POPULARITY) >>> 2);
+    const word = (this.#itemsOff + REC_POPULARITY) >>> 2;
+    for (let ix = 0; ix < popularity.length; ix++) this.#f32[word + ix * (RECORD_BYTES >>> 2)] = popularity[ix]!;
   }
 
   rank(input: RankInput): RankResult {
@@ -291,6 +304,7 @@ export class WasmRanker implements Ranker {
     if (buffer === this.#buffer) return;
     this.#buffer = buffer;
     this.#u8 = new Uint8Array(buffer);
+    this.#i8 = new Int8Array(buffer);
     this.#u32 = new Uint32Array(buffer);
     this.#f32 = new Float32Array(buffer);
   }

@@ -19,7 +19,9 @@
  *    (max popularity over the kept candidates) — skipped when that max is not > 0; recencyWeight ×
  *    recency, recency = 0 for an unknown publication time, 1 when published at or after now,
  *    else 2^(-(now - published) / recencyHalfLifeSec); contentWeight × dot(context, vector)
- *    (skipped without a context vector). A term whose weight is 0 is skipped.
+ *    (skipped without a context vector). A term whose weight is 0 is skipped. Item vectors are
+ *    held quantised (quantizeVector: i8 per dim and one f32 scale per item, so one item fits one
+ *    cache line in the kernel); the dot product is over the quantised values, times the scale.
  * 4. top k: non-finite scores dropped; higher score first, equal scores by lower ix.
  */
 import { AppError } from '../errors.ts';
@@ -199,33 +201,71 @@ function recencyPrior(publishedSec: number, nowSec: number, halfLifeSec: number)
   return halfLifeDecay(nowSec - publishedSec, halfLifeSec);
 }
 
-/** Dot product in the kernel's order: 4 lanes over dims j, j+4, ...; (l0 + l1) + (l2 + l3). */
-function dot(a: Float32Array, aStart: number, b: Float32Array): number {
+/** Quantised values per dim run from -QUANT_MAX to QUANT_MAX. */
+const QUANT_MAX = 127;
+
+/**
+ * Quantises `source[at ... at + VECTOR_DIM)` into `out[outAt ...]` (i8) and returns its scale
+ * (f32): value ≈ scale × q, scale = max |value| / 127, q = round(value / scale). An all-zero or
+ * non-finite vector gets scale 0 and all-zero q. Both rankers quantise with this function, so
+ * both hold the same bytes.
+ */
+export function quantizeVector(source: ArrayLike<number>, at: number, out: Int8Array, outAt: number): number {
+  let maxAbs = 0;
+  for (let d = 0; d < VECTOR_DIM; d++) maxAbs = Math.max(maxAbs, Math.abs(source[at + d]!));
+  if (!(maxAbs > 0) || !Number.isFinite(maxAbs)) {
+    out.fill(0, outAt, outAt + VECTOR_DIM);
+    return 0;
+  }
+  const scale = Math.fround(maxAbs / QUANT_MAX);
+  for (let d = 0; d < VECTOR_DIM; d++) {
+    out[outAt + d] = Math.max(-QUANT_MAX, Math.min(QUANT_MAX, Math.round(source[at + d]! / scale)));
+  }
+  return scale;
+}
+
+/**
+ * Dot product in the kernel's order: 4 lanes over dims j, j+4, ... of q × context;
+ * ((l0 + l1) + (l2 + l3)) × scale.
+ */
+function dot(q: Int8Array, qStart: number, scale: number, context: Float32Array): number {
   const lanes = [0, 0, 0, 0];
   for (let d = 0; d < VECTOR_DIM; d++) {
     const lane = d % 4;
-    lanes[lane] = Math.fround(lanes[lane]! + Math.fround(a[aStart + d]! * b[d]!));
+    lanes[lane] = Math.fround(lanes[lane]! + Math.fround(q[qStart + d]! * context[d]!));
   }
-  return Math.fround(Math.fround(lanes[0]! + lanes[1]!) + Math.fround(lanes[2]! + lanes[3]!));
+  return Math.fround(Math.fround(Math.fround(lanes[0]! + lanes[1]!) + Math.fround(lanes[2]! + lanes[3]!)) * scale);
+}
+
+/** The quantised vectors of n items. */
+interface QuantizedVectors {
+  q: Int8Array;
+  scale: Float32Array;
+}
+
+function quantizeAll(vectors: Float32Array | undefined, n: number): QuantizedVectors {
+  const out = { q: new Int8Array(n * VECTOR_DIM), scale: new Float32Array(n) };
+  if (!vectors || vectors.length === 0) return out;
+  for (let ix = 0; ix < n; ix++) out.scale[ix] = quantizeVector(vectors, ix * VECTOR_DIM, out.q, ix * VECTOR_DIM);
+  return out;
 }
 
 export class ReferenceRanker implements Ranker {
   #scores = new Float32Array(0);
-  #items: Required<ItemArrays> = {
+  #items: Omit<Required<ItemArrays>, 'vectors'> & QuantizedVectors = {
     flags: new Uint8Array(0),
     type: new Uint8Array(0),
     published: new Uint32Array(0),
     ends: new Uint32Array(0),
     popularity: new Float32Array(0),
-    vectors: new Float32Array(0),
+    q: new Int8Array(0),
+    scale: new Float32Array(0),
   };
 
   setItems(items: ItemArrays): void {
     const problem = itemArraysProblem(items);
     if (problem) throw rankerError(problem);
     const n = items.flags.length;
-    const vectors = new Float32Array(n * VECTOR_DIM);
-    if (items.vectors && items.vectors.length > 0) vectors.set(items.vectors);
     // Copies, as the kernel's memory is a copy: later changes to the caller's arrays do not count.
     this.#items = {
       flags: items.flags.slice(),
@@ -233,7 +273,7 @@ export class ReferenceRanker implements Ranker {
       published: items.published.slice(),
       ends: items.ends.slice(),
       popularity: items.popularity.slice(),
-      vectors,
+      ...quantizeAll(items.vectors, n),
     };
   }
 
@@ -245,8 +285,8 @@ export class ReferenceRanker implements Ranker {
     this.#items.type[ix] = item.type;
     this.#items.published[ix] = item.published;
     this.#items.ends[ix] = item.ends;
-    if (item.vector) this.#items.vectors.set(item.vector, ix * VECTOR_DIM);
-    else this.#items.vectors.fill(0, ix * VECTOR_DIM, (ix + 1) * VECTOR_DIM);
+    this.#items.scale[ix] = item.vector ? quantizeVector(item.vector, 0, this.#items.q, ix * VECTOR_DIM) : 0;
+    if (!item.vector) this.#items.q.fill(0, ix * VECTOR_DIM, (ix + 1) * VECTOR_DIM);
   }
 
   setPopularity(popularity: Float32Array): void {
@@ -305,7 +345,7 @@ export class ReferenceRanker implements Ranker {
         c.score = Math.fround(c.score + Math.fround(recencyWeight * recency));
       }
       if (input.context !== null && contentWeight !== 0) {
-        const similarity = dot(items.vectors, c.ix * VECTOR_DIM, input.context);
+        const similarity = dot(items.q, c.ix * VECTOR_DIM, items.scale[c.ix]!, input.context);
         c.score = Math.fround(c.score + Math.fround(contentWeight * similarity));
       }
     }

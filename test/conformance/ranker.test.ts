@@ -197,7 +197,10 @@ function rankerSuite(name: string, make: () => Ranker): void {
       context[0] = 2;
       context[5] = 1;
       const pool = u32(3, 2, 1);
-      assertRanks(r, request([], { pool, context, contentWeight: 0.5 }), [2, 1, 3], [1.75, 1, 0]);
+      // Vectors are held quantised (i8 × a per-item scale of max |value| / 127): item 1 exactly,
+      // item 2 as (11 e0 + 127 e5) × 3/127, so 0.5 × (2 × 11 + 127) × 3/127 ≈ 1.7598, not 1.75.
+      const item2 = 0.5 * (2 * 11 + 127) * Math.fround(3 / 127);
+      assertRanks(r, request([], { pool, context, contentWeight: 0.5 }), [2, 1, 3], [item2, 1, 0]);
       assertRanks(r, request([], { pool, context: null, contentWeight: 0.5 }), [1, 2, 3], [0, 0, 0]);
     });
 
