@@ -5,7 +5,12 @@
 // `recommended_for_you`, item-to-item `more_like_this`; bench/wrk/post-recommendations.lua).
 // Peak throughput at 64 connections, then p50/p99 latency at half of that peak (paced), beside
 // the same-run bare uWebSockets.js JSON responder (bench/baseline.ts) answering the same POSTs.
-// Targets (issue): throughput ≥ 10% of the bare responder's; p99 ≤ 10 ms at half load.
+// Also: CPU per request of every thread of the service (main, ranking workers, builder, trainer,
+// V8's and libuv's helpers), from /proc/<pid>/task/*/stat around the peak run and an unpaced run
+// at 4 connections (light load), and GC pauses (--trace-gc) during those runs.
+// Targets (issue 11): CPU per request ≤ 100 µs (throughput ≥ 10% of the bare responder's); p99 ≤
+// 5 ms at 4 connections and ≤ 10 ms at half of peak; no GC pause over 5 ms.
+// Catalog size: BENCH_ITEMS (default 100,000) items, 10 events per item, one user per 2 items.
 // The data set is loaded once into one data directory (the model builder then catches up with
 // every event); each round restarts the service on it, so every round is a fresh process and
 // also times the start-up (ranking workers building their engines on the catalog). Server pinned
@@ -14,9 +19,10 @@
 // context as often as it is viewed (the popularity skew of real detail pages, tail included).
 // Run: npm run bench -- recommendations   (needs wrk: apt-get install -y wrk)
 //   BENCH_QUICK=1  one round, short runs, 10,000 items / 100,000 events / 5,000 users
+//   BENCH_ITEMS=n  catalog size (events 10 n, users n / 2), e.g. 10000, 100000, 1000000
 //   BENCH_ROUNDS=n (default 3)   BENCH_JSON=1 also JSON lines   BENCH_QUIET_WAIT_SEC (wrk-runner)
 // Exit code 1 only when requests failed (non-2xx, socket errors, timeouts), not for a missed target.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -43,10 +49,13 @@ import {
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 3));
+const ITEMS = Number(process.env.BENCH_ITEMS ?? (QUICK ? 10_000 : DEFAULT_OPTIONS.items));
 const DATASET: DatasetOptions = {
   ...DEFAULT_OPTIONS,
   itemTypes: [...DEFAULT_OPTIONS.itemTypes],
-  ...(QUICK ? { items: 10_000, events: 100_000, users: 5_000 } : {}),
+  items: ITEMS,
+  events: ITEMS * 10,
+  users: Math.max(2, Math.floor(ITEMS / 2)),
 };
 const ENVIRONMENT = DATASET.environment;
 /** Seconds of the discarded warm-up run, the peak run, pacing calibration and the half-load run. */
@@ -54,6 +63,12 @@ const WARMUP_SEC = QUICK ? 1 : 3;
 const PEAK_SEC = QUICK ? 3 : 10;
 const CALIBRATE_SEC = QUICK ? 1 : 2;
 const HALF_SEC = QUICK ? 3 : 10;
+/** The light-load run: unpaced, this many connections. */
+const LIGHT_CONNECTIONS = 4;
+const LIGHT_SEC = QUICK ? 3 : 10;
+const CPU_TARGET_US = 100;
+const LIGHT_P99_TARGET_MS = 5;
+const GC_PAUSE_TARGET_MS = 5;
 const LIST_SIZE = 10;
 const RATIO_TARGET = 0.1;
 const P99_TARGET_MS = 10;
@@ -222,18 +237,41 @@ function warnFromLog(server: TestServer, when: string): void {
 
 interface RoundResult {
   peak: Measured;
+  /** µs of CPU per request by thread (cpuPerRequest) in the peak run and the light run. */
+  peakCpu: Record<string, number>;
+  light: Measured;
+  lightCpu: Record<string, number>;
   half: Measured;
+  /** GC pauses (ms) during the peak and light runs; Affinity only (--trace-gc). */
+  gcPausesMs?: number[];
+  /** Resident memory of the service after the runs (VmRSS, and RssAnon: not the LMDB map). */
+  rssMb?: number;
+  rssAnonMb?: number;
   /** Affinity only: spawn to listening (engines built), and the first request. */
   startSec?: number;
   firstRequestMs?: number;
 }
 
-async function measure(t: Pick<Target, 'url' | 'pid'>, token: string, contextFile: string): Promise<RoundResult> {
+/** Pause of each garbage collection in --trace-gc lines: `..., 1.2 / 0.0 ms ...`. */
+function gcPauses(lines: readonly string[]): number[] {
+  const out: number[] = [];
+  for (const line of lines) {
+    const m = /(?:Scavenge|Mark-Compact|Mark-sweep|Minor Mark-Sweep)\b.*?, ([\d.]+) \/ [\d.]+ ms/.exec(line);
+    if (m) out.push(Number(m[1]));
+  }
+  return out;
+}
+
+async function measure(t: Pick<Target, 'url' | 'pid'>, token: string, contextFile: string, logs?: string[]): Promise<RoundResult> {
   const post = { url: t.url, script: 'post-recommendations.lua', args: [token, ENVIRONMENT, String(DATASET.users - 1), contextFile], serverPid: t.pid };
   await runner.wrk({ ...post, seconds: WARMUP_SEC, retries: 0 }); // JIT and caches; not counted
-  const peak = measured(await runner.wrk({ ...post, seconds: PEAK_SEC }));
+  const gcFrom = logs?.length ?? 0;
+  const peakRun = await runner.wrk({ ...post, seconds: PEAK_SEC, threadCpu: true });
+  const lightRun = await runner.wrk({ ...post, seconds: LIGHT_SEC, connections: LIGHT_CONNECTIONS, threadCpu: true });
+  const gcPausesMs = logs ? gcPauses(logs.slice(gcFrom)) : undefined;
+  const peak = measured(peakRun);
   const half = await runner.getAtRate(post, peak.rps / 2);
-  return { peak, half };
+  return { peak, peakCpu: peakRun.threadCpu ?? {}, light: measured(lightRun), lightCpu: lightRun.threadCpu ?? {}, half, ...(gcPausesMs ? { gcPausesMs } : {}) };
 }
 
 async function roundBaseline(contextFile: string): Promise<RoundResult> {
@@ -247,7 +285,7 @@ async function roundBaseline(contextFile: string): Promise<RoundResult> {
 
 async function roundAffinity(prepared: Prepared, contextFile: string, contexts: string[]): Promise<RoundResult> {
   const t0 = performance.now();
-  const server = await startServer({ dataDir });
+  const server = await startServer({ dataDir, nodeArgs: ['--trace-gc'] });
   const startSec = (performance.now() - t0) / 1000;
   running = server;
   try {
@@ -255,14 +293,23 @@ async function roundAffinity(prepared: Prepared, contextFile: string, contexts: 
     runner.pinProcess(server.proc.pid!, SERVER_CORE);
     const token = await getToken(server, prepared.client);
     const firstRequestMs = await checkResponses(server.url, token, contexts);
-    const measuredRound = await measure({ url: server.url, pid: server.proc.pid! }, token, contextFile);
-    return { ...measuredRound, startSec, firstRequestMs };
+    const measuredRound = await measure({ url: server.url, pid: server.proc.pid! }, token, contextFile, server.logs);
+    return { ...measuredRound, ...residentMemory(server.proc.pid!), startSec, firstRequestMs };
   } finally {
     await server.stop();
     running = undefined;
     warnFromLog(server, 'measuring');
   }
 }
+
+/** VmRSS and RssAnon of a process, in MB. */
+function residentMemory(pid: number): { rssMb: number; rssAnonMb: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  return { rssMb: kb('VmRSS') / 1024, rssAnonMb: kb('RssAnon') / 1024 };
+}
+
+const round1 = (x: number) => Number(x.toFixed(1));
 
 // --- report ---
 
@@ -310,9 +357,14 @@ function report(prepared: Prepared, contexts: { lines: string[]; distinct: numbe
     const rs = results[variant];
     const rps = median(rs.map((r) => r.peak.rps));
     const p99 = median(rs.map((r) => r.half.p99ms));
-    const errors = rs.reduce((n, r) => n + r.peak.errors + r.half.errors, 0);
+    const lightP99 = median(rs.map((r) => r.light.p99ms));
+    const cpu = median(rs.map((r) => r.peakCpu.all ?? NaN));
+    const gc = rs.flatMap((r) => r.gcPausesMs ?? []);
+    const gcMax = gc.length > 0 ? Math.max(...gc) : 0;
+    const errors = rs.reduce((n, r) => n + r.peak.errors + r.half.errors + r.light.errors, 0);
     if (errors > 0) failed = true;
     const isAffinity = variant === 'affinity';
+    const pass = rps / baseRps >= RATIO_TARGET && cpu <= CPU_TARGET_US && p99 <= P99_TARGET_MS && lightP99 <= LIGHT_P99_TARGET_MS && gcMax <= GC_PAUSE_TARGET_MS;
     rows.push({
       task: `recommendations/${variant}/items=${items}`,
       'req/s': Math.round(rps),
@@ -323,10 +375,20 @@ function report(prepared: Prepared, contexts: { lines: string[]; distinct: numbe
       'p99 ms': round3(p99),
       'p99 ms worst': round3(percentile(rs.map((r) => r.half.p99ms), 99)),
       'x base p99': round3(p99 / baseP99),
-      target: isAffinity ? `≥ ${RATIO_TARGET * 100}% base req/s, p99 ≤ ${P99_TARGET_MS} ms at 50% peak` : '-',
-      pass: isAffinity ? String(rps / baseRps >= RATIO_TARGET && p99 <= P99_TARGET_MS && errors === 0) : '-',
-      statuses: statusText(rs.flatMap((r) => [r.peak, r.half])),
-      'other cpu %': Math.round(Math.max(...rs.map((r) => Math.max(r.peak.otherCpuPct, r.half.otherCpuPct)))),
+      'cpu µs/req': round1(cpu),
+      'cpu µs/req at 4 conn': round1(median(rs.map((r) => r.lightCpu.all ?? NaN))),
+      '4 conn req/s': Math.round(median(rs.map((r) => r.light.rps))),
+      '4 conn p99 ms': round3(lightP99),
+      'gc max ms': isAffinity ? round3(gcMax) : '-',
+      'gc > 5 ms': isAffinity ? gc.filter((ms) => ms > GC_PAUSE_TARGET_MS).length : '-',
+      'rss MB': isAffinity ? Math.round(median(rs.map((r) => r.rssMb ?? NaN))) : '-',
+      'rss anon MB': isAffinity ? Math.round(median(rs.map((r) => r.rssAnonMb ?? NaN))) : '-',
+      target: isAffinity
+        ? `≥ ${RATIO_TARGET * 100}% base req/s, ≤ ${CPU_TARGET_US} µs/req, p99 ≤ ${LIGHT_P99_TARGET_MS} ms at 4 conn and ≤ ${P99_TARGET_MS} ms at 50% peak, gc ≤ ${GC_PAUSE_TARGET_MS} ms`
+        : '-',
+      pass: isAffinity ? String(pass && errors === 0) : '-',
+      statuses: statusText(rs.flatMap((r) => [r.peak, r.light, r.half])),
+      'other cpu %': Math.round(Math.max(...rs.map((r) => Math.max(r.peak.otherCpuPct, r.light.otherCpuPct, r.half.otherCpuPct)))),
       rounds: rs.length,
     });
   }
@@ -334,6 +396,22 @@ function report(prepared: Prepared, contexts: { lines: string[]; distinct: numbe
     for (const row of [setup, ...rows]) console.log(JSON.stringify({ ...row, node: process.version, cpu: cpus()[0]?.model, pinned: PIN }));
   }
   console.table(rows);
+  // CPU per request by thread (µs, median over rounds), at peak and at 4 connections.
+  const threadRows: Array<Record<string, string | number>> = [];
+  for (const variant of ['affinity', 'bare-uws'] as const) {
+    for (const [load, pick] of [['peak', (r: RoundResult) => r.peakCpu], ['4 conn', (r: RoundResult) => r.lightCpu]] as const) {
+      const roles = new Set(results[variant].flatMap((r) => Object.keys(pick(r))));
+      const row: Record<string, string | number> = { task: `recommendations/${variant}/cpu-by-thread/${load}` };
+      const order = ['main', 'aff-rank', 'aff-builder', 'aff-trainer', 'aff-ingest'];
+      const rank = (role: string) => (role === 'all' ? 99 : order.includes(role) ? order.indexOf(role) : 50);
+      for (const role of [...roles].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b))) {
+        row[role] = round1(median(results[variant].map((r) => pick(r)[role] ?? 0)));
+      }
+      threadRows.push(row);
+    }
+  }
+  console.table(threadRows);
+  if (process.env.BENCH_JSON === '1') for (const row of threadRows) console.log(JSON.stringify(row));
   if (rows.some((r) => Number(r['other cpu %']) > DISTURBED_PCT)) {
     console.warn(`recommendations bench: other processes used > ${DISTURBED_PCT}% of core ${SERVER_CORE} during some runs; figures are disturbed`);
   }

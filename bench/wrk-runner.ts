@@ -61,9 +61,11 @@ export interface WrkRun {
   connections?: number;
   /** Repeat the run (at most this many times) when other processes took the server's core. */
   retries?: number;
+  /** Also account the server's CPU per request by thread (cpuPerRequest) over the run. */
+  threadCpu?: boolean;
 }
 
-export type WrkOutcome = WrkResult & { otherCpuPct: number };
+export type WrkOutcome = WrkResult & { otherCpuPct: number; threadCpu?: Record<string, number> };
 
 /** A server under test, pinned to SERVER_CORE. */
 export interface Target {
@@ -122,6 +124,53 @@ function cpuWatch(serverPid: number): () => number {
     const total = c1.total - c0.total;
     return total > 0 ? Math.max(0, (100 * (c1.busy - c0.busy - (p1 - p0))) / total) : 0;
   };
+}
+
+// --- CPU per thread: what each thread of the server spent, by the names the service gives them ---
+
+/** Kernel clock ticks per second of /proc's utime and stime (USER_HZ, 100 on Linux). */
+const CLOCK_TICKS_PER_SEC = 100;
+
+/**
+ * CPU ticks so far of every thread of `pid`, summed by role: `main` (the process's first
+ * thread), else the thread's name (the service names its workers aff-rank, aff-builder,
+ * aff-trainer, aff-ingest; V8's and libuv's helpers keep theirs). Threads that ended are gone
+ * from /proc, so take the snapshots around a run in which none ends.
+ */
+export function threadTicks(pid: number): Map<string, number> {
+  const ticks = new Map<string, number>();
+  let tids: string[] = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return ticks;
+  }
+  for (const tid of tids) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // ended between the listing and the read
+    }
+    const name = tid === String(pid) ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    ticks.set(name, (ticks.get(name) ?? 0) + Number(f[11]) + Number(f[12]));
+  }
+  return ticks;
+}
+
+/** µs of CPU per request by role between two snapshots, plus `all`; roles that spent nothing are left out. */
+export function cpuPerRequest(before: Map<string, number>, after: Map<string, number>, requests: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  let all = 0;
+  for (const [role, t] of after) {
+    const spent = t - (before.get(role) ?? 0);
+    if (spent <= 0) continue;
+    all += spent;
+    out[role] = (spent * 1e6) / CLOCK_TICKS_PER_SEC / Math.max(1, requests);
+  }
+  out.all = (all * 1e6) / CLOCK_TICKS_PER_SEC / Math.max(1, requests);
+  return out;
 }
 
 /** Figures of one wrk run; `offered` is the rate a paced run aimed at. */
@@ -259,6 +308,7 @@ export function createWrkRunner({ label, calibrateSec, pacedSec }: WrkRunnerOpti
     const [command, args] = pinned(LOAD_CORE, 'wrk', wrkArgs);
     await waitForQuiet(run.serverPid);
     const otherCpu = cpuWatch(run.serverPid);
+    const ticksBefore = run.threadCpu ? threadTicks(run.serverPid) : undefined;
     const proc = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
@@ -266,9 +316,10 @@ export function createWrkRunner({ label, calibrateSec, pacedSec }: WrkRunnerOpti
     proc.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const code = await new Promise<number | null>((resolve) => proc.once('close', resolve));
     const otherCpuPct = otherCpu();
+    const ticksAfter = ticksBefore && threadTicks(run.serverPid);
     const result = parseWrkResult(out);
     if (code !== 0 || !result) throw new Error(`wrk ${wrkArgs.join(' ')} exited with ${code}:\n${out}\n${err}`);
-    return { ...result, otherCpuPct };
+    return { ...result, otherCpuPct, ...(ticksBefore && ticksAfter ? { threadCpu: cpuPerRequest(ticksBefore, ticksAfter, result.requests) } : {}) };
   }
 
   async function wrk(run: WrkRun): Promise<WrkOutcome> {
