@@ -56,6 +56,11 @@ export function sendJson(ex: Exchange, status: number, body: unknown, headers?: 
   write(ex, status, 'application/json', JSON.stringify(body), headers);
 }
 
+/** A JSON body the caller has already serialised (a route's own serializer for a hot response). */
+export function sendJsonText(ex: Exchange, status: number, json: string): void {
+  write(ex, status, 'application/json', json);
+}
+
 /** A response with no content (SPEC.md's "200 ... (no content)"). */
 export function sendEmpty(ex: Exchange, status: number): void {
   write(ex, status, undefined, undefined);

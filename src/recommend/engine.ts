@@ -21,7 +21,7 @@ import type { Notice } from './notices.ts';
 import { RecentConsumption } from './recent-consumption.ts';
 import { Signals, type TopList } from './signals.ts';
 import { TrainedScores } from './trained-scores.ts';
-import type { ItemRef, ListTask, RankOutcome, RankTask, RankedList, TaskFieldError } from './task.ts';
+import type { CheckOutcome, CheckTask, ItemRef, ListTask, RankOutcome, RankTask, RankedList, TaskFieldError } from './task.ts';
 
 // Candidate budgets: the kernel's cost is about linear in candidates (each one a few cache
 // misses), so these bound a ranking to a few hundred of them.
@@ -466,9 +466,18 @@ export class Engine {
 
   #toIds(env: Environment, list: ListTask, placed: number[]): RankedList {
     const itemIds = placed.map((ix) => env.view.ids[ix]!);
-    if (!list.informationField) return { itemIds };
+    const ix = Uint32Array.from(placed);
+    if (!list.informationField) return { itemIds, ix };
     const values = env.view.information.get(list.informationField);
-    return { itemIds, information: placed.map((ix) => values?.[ix]) };
+    return { itemIds, ix, information: placed.map((i) => values?.[i]) };
+  }
+
+  /** Which of a cached list's items may still be recommended (in catalog, enabled, not expired). */
+  check({ environment, nowSec, check }: CheckTask): CheckOutcome {
+    const rankable = new Uint8Array(check.length);
+    const view = this.#environments.get(environment)?.view;
+    if (view) for (let i = 0; i < check.length; i++) rankable[i] = view.isRankable(check[i]!, nowSec) ? 1 : 0;
+    return { rankable };
   }
 }
 

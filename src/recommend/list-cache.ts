@@ -17,6 +17,8 @@ export interface CachedList {
   userId?: string;
   listName: string;
   itemIds: string[];
+  /** The items' ix, to check them when the list is read (they may have been disabled since). */
+  ix: Uint32Array;
   informationFields?: Array<string | undefined>;
 }
 

@@ -9,7 +9,7 @@ import { Piscina } from 'piscina';
 import type { Config } from '../config/types.ts';
 import { E } from '../errors.ts';
 import { NoticeJournal, type Notice } from './notices.ts';
-import type { RankOutcome, RankTask } from './task.ts';
+import type { CheckOutcome, CheckTask, RankOutcome, RankTask } from './task.ts';
 import type { BatchReply, RankBatch, RankWorkerData } from './worker.ts';
 
 const WORKER_ENTRY = new URL('./worker-entry.mjs', import.meta.url).pathname;
@@ -24,10 +24,10 @@ const IDLE_SYNC_MS = 200;
 type RankOutcomeOrFailure = BatchReply['outcomes'][number];
 
 interface Pending {
-  task: RankTask;
+  task: RankTask | CheckTask;
   /** Epoch ms after which the request is answered 503. */
   deadlineAt: number;
-  resolve(outcome: RankOutcome): void;
+  resolve(outcome: RankOutcome | CheckOutcome): void;
   reject(err: unknown): void;
 }
 
@@ -87,6 +87,15 @@ export class RankingPool {
 
   /** Ranks one request; rejects with E.unavailable (503) on a full queue or a missed deadline. */
   rank(task: RankTask): Promise<RankOutcome> {
+    return this.#enqueue(task) as Promise<RankOutcome>;
+  }
+
+  /** Which items of a cached list may still be shown (CheckTask); rejects as rank() does. */
+  check(task: CheckTask): Promise<CheckOutcome> {
+    return this.#enqueue(task) as Promise<CheckOutcome>;
+  }
+
+  #enqueue(task: RankTask | CheckTask): Promise<RankOutcome | CheckOutcome> {
     if (this.#pending.length >= this.#maxWaiting) {
       return Promise.reject(E.unavailable('The recommendation queue is full; retry shortly', RETRY_AFTER_SEC));
     }

@@ -39,8 +39,22 @@ export interface RankTask {
 
 export interface RankedList {
   itemIds: string[];
+  /** The items' ix, for checking a cached list later (CheckTask). */
+  ix: Uint32Array;
   /** information_field of each item, when the list configures one. */
   information?: Array<string | undefined>;
+}
+
+/** Which items of a cached list may still be shown: not disabled, deleted or expired since. */
+export interface CheckTask {
+  environment: string;
+  nowSec: number;
+  check: Uint32Array;
+}
+
+/** One byte per checked ix: 1 when it may still be recommended. */
+export interface CheckOutcome {
+  rankable: Uint8Array;
 }
 
 /** A field error found by the worker (list_content naming an unknown item). */

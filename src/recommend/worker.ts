@@ -10,7 +10,7 @@ import type { Config } from '../config/types.ts';
 import { Store } from '../store/open.ts';
 import { Engine } from './engine.ts';
 import { NoticeReader, type NoticeHandlers, type NoticeSlice } from './notices.ts';
-import type { RankOutcome, RankTask } from './task.ts';
+import type { CheckOutcome, CheckTask, RankOutcome, RankTask } from './task.ts';
 import { nameThread } from '../thread-name.ts';
 
 export interface RankWorkerData {
@@ -21,7 +21,7 @@ export interface RankWorkerData {
 export interface RankBatch {
   /** Epoch ms after which the main thread has answered 503: ranking the batch would be wasted. */
   deadlineAt: number;
-  tasks: RankTask[];
+  tasks: Array<RankTask | CheckTask>;
   /** Changes to apply first (notices.ts): the journal's entries some worker may lack. */
   notices: NoticeSlice;
 }
@@ -34,7 +34,7 @@ export interface BatchReply {
 }
 
 /** `expired`: the batch waited past its deadline and was not ranked (the requester answered 503). */
-export type BatchOutcome = RankOutcome | { failed: string } | { expired: true };
+export type BatchOutcome = RankOutcome | CheckOutcome | { failed: string } | { expired: true };
 
 nameThread('aff-rank');
 const data = workerData as RankWorkerData;
@@ -60,7 +60,7 @@ export default function rankBatch({ deadlineAt, tasks, notices }: RankBatch): Ba
   engine.sync(now);
   return reply(tasks.map((task) => {
     try {
-      return engine.recommend(task);
+      return 'check' in task ? engine.check(task) : engine.recommend(task);
     } catch (err) {
       return { failed: err instanceof Error ? (err.stack ?? err.message) : String(err) };
     }

@@ -840,6 +840,27 @@ describe('recommendations API', { concurrency: true }, () => {
       });
     }
 
+    // Last of this suite: it changes the catalog.
+    test('GET lists leaves out items disabled, deleted or expired since the list was computed; the slice fills from the cached tail', async () => {
+      const computed = await api.recommend(req([{ list_name: 'latest', list_size: 8, limit: 1 }], { user_id: 'later-user', device_id: 'later-device' }));
+      const key = encodeURIComponent(computed.lists[0]!.list_key!);
+      const before = (await (await api.getList(`list_key=${key}&offset=1&limit=8`)).json()) as Recs;
+      assert.deepEqual(idsOf(before.lists[0]!), CATALOG);
+      await api.change('disable', 'article', 'Q2');
+      await api.change('delete', 'article', 'Q4');
+      await api.put('article', 'Q5', { title: 'Article Q5', publication_datetime: published(4), end_datetime: '2000-01-01T00:00:00Z' });
+      const res = await api.getList(`list_key=${key}&offset=2&limit=3`);
+      assert.equal(res.status, 200);
+      const after = (await res.json()) as Recs;
+      assert.deepEqual(after.lists[0], {
+        list_name: 'latest',
+        list_key: computed.lists[0]!.list_key,
+        list_size: 5,
+        limit: 3,
+        items: [{ item_id: 'Q3', rank: 2 }, { item_id: 'Q6', rank: 3 }, { item_id: 'Q7', rank: 4 }],
+      });
+    });
+
     test('with the list cache disabled, responses carry no list_key and GET lists answers 404', async () => {
       const recs = await nocache.recommend(req([{ list_name: 'latest', list_size: 5, limit: 2 }]));
       assert.equal('list_key' in recs.lists[0]!, false);

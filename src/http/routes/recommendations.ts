@@ -13,11 +13,11 @@ import { E } from '../../errors.ts';
 import type { CachedList, ListCache } from '../../recommend/list-cache.ts';
 import type { RankingPool } from '../../recommend/pool.ts';
 import type { RequestCounter } from '../../recommend/request-counter.ts';
-import type { RankedList, RankTask } from '../../recommend/task.ts';
+import type { RankTask } from '../../recommend/task.ts';
 import { authorize, type Authorizer } from '../auth.ts';
 import { environmentOf } from '../environment.ts';
 import { parseJsonBody } from '../read-body.ts';
-import { sendJson, type StatusMap } from '../respond.ts';
+import { sendJsonText, type StatusMap } from '../respond.ts';
 import { parseRecommendationRequest, type RecommendationRequest } from '../schemas/recommendation.ts';
 import type { HttpServer } from '../server.ts';
 
@@ -35,23 +35,28 @@ export interface RecommendationRoutesDeps {
   recommend: Config['recommend'];
 }
 
-interface ResponseItem {
-  item_id: string;
-  rank: number;
-  information_field?: string;
+/**
+ * The `items` array of a response as JSON text: items `offset` (from 1) to offset + limit - 1
+ * of a list, ranked from `rank`. Written out rather than built as objects for JSON.stringify:
+ * this runs for every list of every request on the main thread.
+ */
+function itemsJson(itemIds: readonly string[], information: ReadonlyArray<string | undefined> | undefined, offset: number, limit: number, rank = offset): { json: string; count: number } {
+  const end = Math.min(itemIds.length, offset - 1 + limit);
+  let json = '[';
+  for (let i = offset - 1; i < end; i++) {
+    if (i >= offset) json += ',';
+    json += `{"item_id":${JSON.stringify(itemIds[i])},"rank":${rank + i - (offset - 1)}`;
+    const info = information?.[i];
+    if (info !== undefined) json += `,"information_field":${JSON.stringify(info)}`;
+    json += '}';
+  }
+  return { json: `${json}]`, count: Math.max(0, end - (offset - 1)) };
 }
 
-/** Items `offset` (from 1) to offset + limit - 1 of a whole list, with their ranks. */
-function slice(list: RankedList, offset: number, limit: number): ResponseItem[] {
-  const items: ResponseItem[] = [];
-  const end = Math.min(list.itemIds.length, offset - 1 + limit);
-  for (let i = offset - 1; i < end; i++) {
-    const item: ResponseItem = { item_id: list.itemIds[i]!, rank: i + 1 };
-    const info = list.information?.[i];
-    if (info !== undefined) item.information_field = info;
-    items.push(item);
-  }
-  return items;
+/** The fields every response starts with, as JSON text (without the braces). */
+function headJson(requestId: string, userGroup: string, deviceId: string, userId: string | undefined): string {
+  const user = userId ? `,"user_id":${JSON.stringify(userId)}` : '';
+  return `"request_id":${JSON.stringify(requestId)},"user_group":${JSON.stringify(userGroup)},"device_id":${JSON.stringify(deviceId)}${user}`;
 }
 
 function rankTask(environment: string, env: EnvironmentConfig, request: RecommendationRequest): RankTask {
@@ -86,19 +91,21 @@ export function registerRecommendationRoutes(server: HttpServer, deps: Recommend
     const request = parseRecommendationRequest(parseJsonBody(body), env, deps.recommend);
     const requestId = uuidv7({ rng: random16 });
     const userGroup = request.userGroup ?? assignUserGroup(env, environment, request.userId, request.deviceId);
-    const head = { request_id: requestId, user_group: userGroup, device_id: request.deviceId, ...(request.userId ? { user_id: request.userId } : {}) };
+    const head = headJson(requestId, userGroup, request.deviceId, request.userId);
     deps.requests.count(environment, Date.now(), request.lists.map((l) => l.name), userGroup, request.channel);
 
     if (isControlGroup(env, userGroup)) {
       // The customer's own recommendations are shown: attribution only (SPEC.md rule).
-      const lists = request.lists.map((l) => ({ list_name: l.name, ...(l.alias ? { alias: l.alias } : {}), list_size: l.size, limit: 0, items: [] }));
-      sendJson(ex, 200, { ...head, lists });
+      const lists = request.lists.map((l) => JSON.stringify({ list_name: l.name, ...(l.alias ? { alias: l.alias } : {}), list_size: l.size, limit: 0, items: [] }));
+      sendJsonText(ex, 200, `{${head},"lists":[${lists.join(',')}]}`);
       return;
     }
 
     const outcome = await deps.pool.rank(rankTask(environment, env, request));
     if ('errors' in outcome) throw E.invalidRequest(outcome.errors.map((e) => `${e.path} ${e.message}`).join('; '), outcome.errors);
-    const lists = request.lists.map((l, i) => {
+    let lists = '';
+    for (let i = 0; i < request.lists.length; i++) {
+      const l = request.lists[i]!;
       const ranked = outcome.lists[i]!;
       let listKey: string | undefined;
       if (env.listCache.enabled) {
@@ -110,22 +117,19 @@ export function registerRecommendationRoutes(server: HttpServer, deps: Recommend
           ...(request.userId ? { userId: request.userId } : {}),
           listName: l.name,
           itemIds: ranked.itemIds,
+          ix: ranked.ix,
           ...(ranked.information ? { informationFields: ranked.information } : {}),
         };
         listKey = deps.listCache.put(cached, env.listCache.ttlSec);
       }
-      const items = slice(ranked, 1, l.limit);
-      return {
-        list_name: l.name,
-        ...(l.alias ? { alias: l.alias } : {}),
-        ...(listKey ? { list_key: listKey } : {}),
-        // The list as computed: fewer than asked when the catalog cannot fill it.
-        list_size: ranked.itemIds.length,
-        limit: items.length,
-        items,
-      };
-    });
-    sendJson(ex, 200, { ...head, lists });
+      const items = itemsJson(ranked.itemIds, ranked.information, 1, l.limit);
+      const alias = l.alias ? `,"alias":${JSON.stringify(l.alias)}` : '';
+      const key = listKey ? `,"list_key":${JSON.stringify(listKey)}` : '';
+      // list_size: the list as computed, fewer than asked when the catalog cannot fill it.
+      if (i > 0) lists += ',';
+      lists += `{"list_name":${JSON.stringify(l.name)}${alias}${key},"list_size":${ranked.itemIds.length},"limit":${items.count},"items":${items.json}}`;
+    }
+    sendJsonText(ex, 200, `{${head},"lists":[${lists}]}`);
   });
 
   server.route('get', '/api/:environment/recommendations/lists', { status: STATUS_LIST }, async (ex, req) => {
@@ -147,14 +151,20 @@ export function registerRecommendationRoutes(server: HttpServer, deps: Recommend
     if (errors.length > 0) throw E.invalidRequest(errors.map((e) => `${e.path} ${e.message}`).join('; '), errors);
     const cached = env.listCache.enabled ? deps.listCache.get(environment, key!) : undefined;
     if (!cached) throw E.listNotFound();
-    const list: RankedList = { itemIds: cached.itemIds, ...(cached.informationFields ? { information: cached.informationFields } : {}) };
-    const items = slice(list, offset, limit);
-    sendJson(ex, 200, {
-      request_id: cached.requestId,
-      user_group: cached.userGroup,
-      device_id: cached.deviceId,
-      ...(cached.userId ? { user_id: cached.userId } : {}),
-      lists: [{ list_name: cached.listName, list_key: key, list_size: cached.itemIds.length, limit: items.length, items }],
-    });
+    // Items disabled, deleted or expired since the list was computed are left out, and the ones
+    // after them move up: the slice is filled from the cached tail, ranked in the list as it
+    // stands now (list_size counts what is left).
+    const { rankable } = await deps.pool.check({ environment, nowSec: Math.floor(Date.now() / 1000), check: cached.ix });
+    const itemIds: string[] = [];
+    const information: Array<string | undefined> = [];
+    for (let i = 0; i < cached.itemIds.length; i++) {
+      if (rankable[i] !== 1) continue;
+      itemIds.push(cached.itemIds[i]!);
+      information.push(cached.informationFields?.[i]);
+    }
+    const items = itemsJson(itemIds, cached.informationFields ? information : undefined, offset, limit);
+    const head = headJson(cached.requestId, cached.userGroup, cached.deviceId, cached.userId);
+    const list = `{"list_name":${JSON.stringify(cached.listName)},"list_key":${JSON.stringify(key)},"list_size":${itemIds.length},"limit":${items.count},"items":${items.json}}`;
+    sendJsonText(ex, 200, `{${head},"lists":[${list}]}`);
   });
 }

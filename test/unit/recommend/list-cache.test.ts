@@ -9,6 +9,7 @@ const LIST: CachedList = {
   deviceId: 'd',
   listName: 'popular',
   itemIds: ['a', 'b', 'c'],
+  ix: Uint32Array.of(0, 1, 2),
 };
 
 test('a stored list is found by its key until it expires, and only in its environment', () => {
