@@ -16,6 +16,11 @@ import type { CatalogView } from './catalog-view.ts';
 import { DenseScorer } from './dense-scorer.ts';
 import type { TopList } from './signals.ts';
 
+/** Entries kept per item row: the list's 50 and room for the request's exclusions. */
+const ITEM_ROW_KEPT = 100;
+/** Item rows kept per version (~1 KB each); all dropped when full. */
+const MAX_ITEM_ROWS = 50_000;
+
 export class TrainedScores {
   readonly #store: Store;
   readonly #view: CatalogView;
@@ -28,6 +33,12 @@ export class TrainedScores {
   #columnOf = new Int32Array(0);
   /** Columns whose row is missing or malformed in LMDB. */
   #missing = new Set<number>();
+  /**
+   * Per item of the model, its row's ITEM_ROW_KEPT best positive entries (ix, weight / best),
+   * read once per version: an item-to-item list asks for the same popular context items again
+   * and again, and selecting from a dense row per request was most of its trained-model cost.
+   */
+  #itemRows = new Map<number, TopList | null>();
 
   constructor(store: Store, view: CatalogView, config: TrainedModelConfig) {
     this.#store = store;
@@ -50,6 +61,7 @@ export class TrainedScores {
     for (let c = 0; c < n; c++) this.#columnOf[this.#items[c]!] = c;
     this.#dense.reset(n);
     this.#missing.clear();
+    this.#itemRows.clear();
   }
 
   /** The serving version (0 when none). */
@@ -92,13 +104,34 @@ export class TrainedScores {
     return used > 0 ? this.#best(exclude, max) : undefined;
   }
 
-  /** The `max` items whose scores `ix` raises most (its row of B), as forSeeds. */
+  /**
+   * The `max` items whose scores `ix` raises most (its row of B), as forSeeds, from the row's
+   * best ITEM_ROW_KEPT entries (exclusions beyond that many leave the list shorter).
+   */
   forItem(ix: number, exclude: readonly number[], max: number): TopList | undefined {
     if (this.#version === 0) return undefined;
-    const c = this.#column(ix);
-    if (c < 0) return undefined;
-    this.#dense.scores.fill(0);
-    return this.#addRow(c, 1) ? this.#best([...exclude, ix], max) : undefined;
+    let row = this.#itemRows.get(ix);
+    if (row === undefined) {
+      const c = this.#column(ix);
+      this.#dense.scores.fill(0);
+      row = c >= 0 && this.#addRow(c, 1) ? (this.#best([ix], ITEM_ROW_KEPT) ?? null) : null;
+      if (this.#itemRows.size >= MAX_ITEM_ROWS) this.#itemRows.clear();
+      this.#itemRows.set(ix, row);
+    }
+    if (!row) return undefined;
+    const ixs = new Uint32Array(Math.min(max, row.ix.length));
+    const weight = new Float32Array(ixs.length);
+    let k = 0;
+    for (let i = 0; i < row.ix.length && k < max; i++) {
+      if (exclude.includes(row.ix[i]!)) continue;
+      ixs[k] = row.ix[i]!;
+      weight[k++] = row.weight[i]!;
+    }
+    if (k === 0) return undefined;
+    // Strongest = 1 after the exclusions, as #best scales its lists.
+    const top = weight[0]!;
+    for (let i = 0; i < k; i++) weight[i]! /= top;
+    return { ix: ixs.subarray(0, k), weight: weight.subarray(0, k) };
   }
 
   #best(exclude: readonly number[], max: number): TopList | undefined {
