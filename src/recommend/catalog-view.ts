@@ -40,6 +40,9 @@ function informationOf(item: Item, field: string): string | undefined {
   return JSON.stringify(value);
 }
 
+/** Keys similarCandidates goes by: categories and tags (not the other filter keys). */
+const isSimilarityKey = (key: string) => key.startsWith(CATEGORY_KEY_PREFIX) || key.startsWith(TAG_KEY_PREFIX);
+
 export class CatalogView {
   readonly environment: string;
   readonly config: EnvironmentConfig;
@@ -58,6 +61,12 @@ export class CatalogView {
   readonly information = new Map<string, Array<string | undefined>>();
   readonly #bitsets = new Map<string, Uint32Array>();
   readonly #keysByIx = new Map<number, string[]>();
+  /**
+   * Items of each category and tag key, in the order they got it: similarCandidates takes the
+   * first ones of a key without walking a catalog-sized bitset (O(n / 32) per key: 10× the work
+   * at 10× the catalog).
+   */
+  readonly #postings = new Map<string, number[]>();
   /** ix by publication time, newest first (ties: lower ix first); may hold items since disabled. */
   latest: number[] = [];
   #latestList: { ix: Uint32Array; weight: Float32Array } | undefined;
@@ -181,18 +190,13 @@ export class CatalogView {
     seen[ix] = stamp;
     // Keys are kept deepest category first, then tags (see #index): most specific neighbours first.
     for (const key of this.#keysByIx.get(ix) ?? []) {
-      if (!key.startsWith(CATEGORY_KEY_PREFIX) && !key.startsWith(TAG_KEY_PREFIX)) break;
-      const bits = this.#bitsets.get(key)!;
-      for (let w = 0; w < bits.length && out.length < max; w++) {
-        let word = bits[w]!;
-        while (word !== 0 && out.length < max) {
-          const bit = 31 - Math.clz32(word & -word);
-          word &= word - 1;
-          const candidate = (w << 5) | bit;
-          if (seen[candidate] !== stamp) {
-            seen[candidate] = stamp;
-            out.push(candidate);
-          }
+      if (!isSimilarityKey(key)) break;
+      const items = this.#postings.get(key)!;
+      for (let i = 0; i < items.length && out.length < max; i++) {
+        const candidate = items[i]!;
+        if (seen[candidate] !== stamp) {
+          seen[candidate] = stamp;
+          out.push(candidate);
         }
       }
       if (out.length >= max) break;
@@ -247,6 +251,9 @@ export class CatalogView {
     for (const key of this.#keysByIx.get(ix) ?? []) {
       const bits = this.#bitsets.get(key);
       if (bits && word < bits.length) bits[word]! &= ~bit;
+      const items = isSimilarityKey(key) ? this.#postings.get(key) : undefined;
+      const at = items ? items.indexOf(ix) : -1;
+      if (at >= 0) items!.splice(at, 1);
     }
     if (keys.length === 0) {
       this.#keysByIx.delete(ix);
@@ -265,6 +272,10 @@ export class CatalogView {
         this.#bitsets.set(key, (bits = grown));
       }
       bits[word]! |= bit;
+      if (!isSimilarityKey(key)) continue;
+      const items = this.#postings.get(key);
+      if (items) items.push(ix);
+      else this.#postings.set(key, [ix]);
     }
   }
 
