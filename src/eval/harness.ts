@@ -19,7 +19,7 @@ import type { TrackedEvent } from '../domain/event.ts';
 import { ModelBuilder } from '../model/builder.ts';
 import { ModelTrainer } from '../model/trainer.ts';
 import { Engine } from '../recommend/engine.ts';
-import type { RankTask } from '../recommend/task.ts';
+import { LIST_ID_SEPARATOR, type RankTask } from '../recommend/task.ts';
 import { Catalog } from '../store/catalog.ts';
 import { EventLog } from '../store/event-log.ts';
 import { Store } from '../store/open.ts';
@@ -172,11 +172,12 @@ export async function evaluateSplit(dataset: Dataset, split: Split, environment:
         deviceId: `d-${user}`,
         history: [],
         exclude,
-        lists: [{ strategy: 'personalized', fallback: 'popular', size: k, itemTypes: [], filters: [], content: [] }],
+        lists: [{ strategy: 'personalized', fallback: 'popular', size: k, limit: k, itemTypes: [], filters: [], content: [] }],
       };
       const outcome = engine.recommend(task);
       if ('errors' in outcome) throw new Error(`engine refused user ${user}: ${JSON.stringify(outcome.errors)}`);
-      predictions.set(user, outcome.lists[0]!.itemIds);
+      const list = outcome.lists[0]!;
+      predictions.set(user, list.count === 0 ? [] : list.ids.split(LIST_ID_SEPARATOR));
     }
     const t4 = performance.now();
     return {

@@ -16,7 +16,9 @@ export interface CachedList {
   deviceId: string;
   userId?: string;
   listName: string;
-  itemIds: string[];
+  /** Item ids joined by LIST_ID_SEPARATOR: one string per list, not one per item, on the heap for up to its lifetime. */
+  ids: string;
+  count: number;
   /** The items' ix, to check them when the list is read (they may have been disabled since). */
   ix: Uint32Array;
   informationFields?: Array<string | undefined>;
@@ -46,13 +48,13 @@ export class ListCache {
   /** Stores a list for `ttlSec`; returns its key (128 random bits, base64url). */
   put(list: CachedList, ttlSec: number, now = Date.now()): string {
     const key = Buffer.from(random16()).toString('base64url');
-    if (list.itemIds.length > this.#maxItems) return key; // never fits: the key will answer 404
+    if (list.count > this.#maxItems) return key; // never fits: the key will answer 404
     // Expired lists leave from the front first (bounded work per put, no timer), then the oldest
     // while the new list would not fit.
     while (this.#head < this.#order.length) {
       const oldest = this.#order[this.#head]!;
       const entry = this.#entries.get(oldest);
-      if (entry && entry.expiresAt > now && this.#items + list.itemIds.length <= this.#maxItems) break;
+      if (entry && entry.expiresAt > now && this.#items + list.count <= this.#maxItems) break;
       if (entry) this.#drop(oldest, entry);
       this.#head++;
     }
@@ -62,7 +64,7 @@ export class ListCache {
     }
     this.#entries.set(key, { list, expiresAt: now + ttlSec * 1000 });
     this.#order.push(key);
-    this.#items += list.itemIds.length;
+    this.#items += list.count;
     return key;
   }
 
@@ -80,6 +82,6 @@ export class ListCache {
   /** Removes an entry; its key stays in #order until the queue reaches it (then skipped). */
   #drop(key: string, entry: Entry): void {
     this.#entries.delete(key);
-    this.#items -= entry.list.itemIds.length;
+    this.#items -= entry.list.count;
   }
 }

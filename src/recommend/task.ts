@@ -16,6 +16,8 @@ export interface ListTask {
   fallback?: ListStrategy;
   /** Items wanted in total (list_size); the whole list is ranked so the list cache can hold it. */
   size: number;
+  /** Items the response shows (the first `limit` of the list). */
+  limit: number;
   itemTypes: readonly string[];
   /** Configured and requested filters, all applied. */
   filters: ListFilters[];
@@ -37,13 +39,25 @@ export interface RankTask {
   lists: ListTask[];
 }
 
+/**
+ * A ranked list as the worker hands it back: compact for the thread hop and for the list cache
+ * (one string, not an array of strings), with the response's items already written as JSON.
+ */
 export interface RankedList {
-  itemIds: string[];
+  /** Item ids, best first, joined by LIST_ID_SEPARATOR (ids hold no control characters). */
+  ids: string;
+  count: number;
   /** The items' ix, for checking a cached list later (CheckTask). */
   ix: Uint32Array;
+  /** The response's `items` array (the first `limit`, ranked from 1) as JSON text. */
+  itemsJson: string;
+  /** How many items itemsJson holds. */
+  shown: number;
   /** information_field of each item, when the list configures one. */
   information?: Array<string | undefined>;
 }
+
+export const LIST_ID_SEPARATOR = '\n';
 
 /** Which items of a cached list may still be shown: not disabled, deleted or expired since. */
 export interface CheckTask {

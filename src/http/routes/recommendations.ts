@@ -13,7 +13,7 @@ import { E } from '../../errors.ts';
 import type { CachedList, ListCache } from '../../recommend/list-cache.ts';
 import type { RankingPool } from '../../recommend/pool.ts';
 import type { RequestCounter } from '../../recommend/request-counter.ts';
-import type { RankTask } from '../../recommend/task.ts';
+import { LIST_ID_SEPARATOR, type RankTask } from '../../recommend/task.ts';
 import { authorize, type Authorizer } from '../auth.ts';
 import { environmentOf } from '../environment.ts';
 import { parseJsonBody } from '../read-body.ts';
@@ -74,6 +74,7 @@ function rankTask(environment: string, env: EnvironmentConfig, request: Recommen
         strategy: config.strategy,
         ...(config.fallback ? { fallback: config.fallback } : {}),
         size: l.size,
+        limit: l.limit,
         itemTypes: config.itemTypes,
         filters: [...(config.filters ? [config.filters] : []), ...(l.filters ? [l.filters] : [])],
         ...(config.informationField ? { informationField: config.informationField } : {}),
@@ -116,18 +117,18 @@ export function registerRecommendationRoutes(server: HttpServer, deps: Recommend
           deviceId: request.deviceId,
           ...(request.userId ? { userId: request.userId } : {}),
           listName: l.name,
-          itemIds: ranked.itemIds,
+          ids: ranked.ids,
+          count: ranked.count,
           ix: ranked.ix,
           ...(ranked.information ? { informationFields: ranked.information } : {}),
         };
         listKey = deps.listCache.put(cached, env.listCache.ttlSec);
       }
-      const items = itemsJson(ranked.itemIds, ranked.information, 1, l.limit);
       const alias = l.alias ? `,"alias":${JSON.stringify(l.alias)}` : '';
       const key = listKey ? `,"list_key":${JSON.stringify(listKey)}` : '';
       // list_size: the list as computed, fewer than asked when the catalog cannot fill it.
       if (i > 0) lists += ',';
-      lists += `{"list_name":${JSON.stringify(l.name)}${alias}${key},"list_size":${ranked.itemIds.length},"limit":${items.count},"items":${items.json}}`;
+      lists += `{"list_name":${JSON.stringify(l.name)}${alias}${key},"list_size":${ranked.count},"limit":${ranked.shown},"items":${ranked.itemsJson}}`;
     }
     sendJsonText(ex, 200, `{${head},"lists":[${lists}]}`);
   });
@@ -155,11 +156,12 @@ export function registerRecommendationRoutes(server: HttpServer, deps: Recommend
     // after them move up: the slice is filled from the cached tail, ranked in the list as it
     // stands now (list_size counts what is left).
     const { rankable } = await deps.pool.check({ environment, nowSec: Math.floor(Date.now() / 1000), check: cached.ix });
+    const cachedIds = cached.count === 0 ? [] : cached.ids.split(LIST_ID_SEPARATOR);
     const itemIds: string[] = [];
     const information: Array<string | undefined> = [];
-    for (let i = 0; i < cached.itemIds.length; i++) {
+    for (let i = 0; i < cachedIds.length; i++) {
       if (rankable[i] !== 1) continue;
-      itemIds.push(cached.itemIds[i]!);
+      itemIds.push(cachedIds[i]!);
       information.push(cached.informationFields?.[i]);
     }
     const items = itemsJson(itemIds, cached.informationFields ? information : undefined, offset, limit);

@@ -8,7 +8,8 @@ const LIST: CachedList = {
   userGroup: 'affinity',
   deviceId: 'd',
   listName: 'popular',
-  itemIds: ['a', 'b', 'c'],
+  ids: 'a\nb\nc',
+  count: 3,
   ix: Uint32Array.of(0, 1, 2),
 };
 
@@ -30,16 +31,16 @@ test('past maxItems item ids held, the oldest lists are dropped until the new on
   assert.equal(cache.get('demo', first, 0), undefined);
   assert.ok(cache.get('demo', second, 0));
   assert.ok(cache.get('demo', third, 0));
-  const long = cache.put({ ...LIST, itemIds: ['a', 'b', 'c', 'd', 'e', 'f', 'g'] }, 60, 0);
+  const long = cache.put({ ...LIST, ids: 'a\nb\nc\nd\ne\nf\ng', count: 7 }, 60, 0);
   assert.equal(cache.get('demo', second, 0), undefined);
   assert.equal(cache.get('demo', third, 0), undefined);
-  assert.equal(cache.get('demo', long, 0)?.itemIds.length, 7);
+  assert.equal(cache.get('demo', long, 0)?.count, 7);
 });
 
 test('a list longer than the whole cache is not kept (its key answers 404), and the others stay', () => {
   const cache = new ListCache(4);
   const kept = cache.put(LIST, 60, 0);
-  const tooLong = cache.put({ ...LIST, itemIds: ['a', 'b', 'c', 'd', 'e'] }, 60, 0);
+  const tooLong = cache.put({ ...LIST, ids: 'a\nb\nc\nd\ne', count: 5 }, 60, 0);
   assert.equal(cache.get('demo', tooLong, 0), undefined);
   assert.ok(cache.get('demo', kept, 0));
 });
