@@ -77,7 +77,10 @@ export function revokeClient(store: Store, clientId: string): Promise<boolean> {
   return store.clients.transaction(() => {
     const record = store.clients.get(clientId) as ClientRecord | undefined;
     if (!record) return false;
-    if (!record.revokedAt) store.clients.put(clientId, { ...record, revokedAt: new Date().toISOString() });
+    if (!record.revokedAt) {
+      store.clients.put(clientId, { ...record, revokedAt: new Date().toISOString() });
+      store.meta.put(REVOCATIONS_KEY, (store.meta.get(REVOCATIONS_KEY) ?? 0) + 1);
+    }
     return true;
   });
 }
@@ -94,10 +97,27 @@ export async function authenticateClient(
   return matches && record && !record.revokedAt ? record : undefined;
 }
 
-/** True when the client exists and is not revoked (checked per request, from LMDB: ~1 µs). */
+/** Counts revocations (meta): a change tells every process that a client it trusts may be revoked. */
+const REVOCATIONS_KEY = 'clientRevocations';
+/** Clients known active, per store, valid while the revocation count stays what it was. */
+const activeClients = new WeakMap<Store, { revocations: number; active: Set<string> }>();
+const MAX_CACHED_CLIENTS = 10_000;
+
+/**
+ * True when the client exists and is not revoked. Checked per request: one counter read, and the
+ * client's record (a msgpack decode, ~8 µs on the recommendation path) only when a revocation
+ * happened since it was last read (by this process or, through LMDB, by the CLI).
+ */
 export function isClientActive(store: Store, clientId: string): boolean {
+  const revocations = store.meta.get(REVOCATIONS_KEY) ?? 0;
+  let cache = activeClients.get(store);
+  if (!cache || cache.revocations !== revocations) activeClients.set(store, (cache = { revocations, active: new Set() }));
+  if (cache.active.has(clientId)) return true;
   const record = store.clients.get(clientId) as ClientRecord | undefined;
-  return record !== undefined && !record.revokedAt;
+  const active = record !== undefined && !record.revokedAt;
+  // Only "active" is kept: an unknown client may be created later, a revoked one stays revoked.
+  if (active && cache.active.size < MAX_CACHED_CLIENTS) cache.active.add(clientId);
+  return active;
 }
 
 export function hasClients(store: Store): boolean {
