@@ -147,6 +147,8 @@ export class Engine {
   readonly #buffers = new InputBuffers();
   readonly #similar: number[] = [];
   readonly #recent = new RecentConsumption();
+  /** A stored history's (ix, event type, unix sec) triplets, read into reused memory. */
+  #history = new Uint32Array(3 * 128);
   #changesPosition: number;
 
   constructor(store: Store, environments: Config['environments']) {
@@ -261,10 +263,15 @@ export class Engine {
       }
     };
     const stored = (key: string[]) => {
-      const bytes = this.#store.model.get(key);
+      // getBinaryFast's buffer is valid until the next read: copied at once into reused memory.
+      const bytes = this.#store.model.getBinaryFast(key);
       if (!bytes) return;
-      const entries = new Uint32Array(new Uint8Array(bytes).buffer, 0, bytes.byteLength >>> 2);
-      for (let i = 0; i + 2 < entries.length; i += 3) {
+      // `length`, not byteLength: lmdb-js reuses one buffer and sets its length to the value's.
+      const words = bytes.length >>> 2;
+      if (this.#history.length < words) this.#history = new Uint32Array(Math.max(words, this.#history.length * 2));
+      new Uint8Array(this.#history.buffer, 0, words * 4).set(bytes.subarray(0, words * 4));
+      const entries = this.#history;
+      for (let i = 0; i + 2 < words; i += 3) {
         const ix = entries[i]!;
         consumed.add(ix);
         addSeed(ix, weights[EVENT_NAMES[entries[i + 1]!]!] ?? 1, entries[i + 2]!);
