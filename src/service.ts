@@ -7,6 +7,7 @@
  * wires layers together; main.ts adds the process concerns (config errors, signals, exit codes).
  */
 import type { Logger } from 'pino';
+import { AttemptLimiter } from './auth/attempt-limiter.ts';
 import { createClient, hasClients } from './auth/clients.ts';
 import { loadOrCreateSigningKey } from './auth/signing-key.ts';
 import { TokenVerifier } from './auth/tokens.ts';
@@ -78,8 +79,9 @@ export async function startService(config: Config, log: Logger): Promise<Running
     ingest = await IngestWorker.start(config, store, log);
     const recent = new RecentConsumption(new Map(Object.entries(config.environments).map(([name, env]) => [name, env.model.eventWeights])));
     const server = new HttpServer({ maxBodyBytes: config.server.maxBodyBytes, log });
-    registerHealthRoute(server, builder, trainer);
-    registerOAuthRoutes(server, { store, key, config: config.auth });
+    const limiter = new AttemptLimiter(config.auth.tokenEndpoint);
+    registerHealthRoute(server, builder, trainer, limiter.stats);
+    registerOAuthRoutes(server, { store, key, config: config.auth, limiter });
     registerItemRoutes(server, { catalog: new Catalog(store), auth, environments: config.environments });
     registerEventRoutes(server, { eventLog: new EventLog(store), recent, auth, environments: config.environments });
     requests = new RequestCounter(store);

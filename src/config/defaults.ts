@@ -41,6 +41,7 @@ export const ENVIRONMENT_DEFAULTS: EnvironmentConfig = {
     },
   },
   feeds: {},
+  outbound: { allow: [] },
 };
 
 export const DEFAULT_CONFIG: Config = {
@@ -55,7 +56,15 @@ export const DEFAULT_CONFIG: Config = {
     listCacheItems: 2_000_000, // ~100 MB of ids
   },
   store: { dataDir: './data', mapSizeBytes: 8 * 1024 ** 3 },
-  auth: { issuer: 'affinity', tokenTtlSec: 3600, tokenCacheSize: 10_000, demoClient: true },
+  auth: {
+    issuer: 'affinity',
+    tokenTtlSec: 3600,
+    tokenCacheSize: 10_000,
+    demoClient: true,
+    // A backend caches its token for its lifetime (an hour): a few requests a minute is plenty
+    // for an honest client; a guesser gets about one try a second per address at most.
+    tokenEndpoint: { addressBurst: 20, addressPerMinute: 60, clientBurst: 10, clientPerMinute: 30, lockoutFailures: 10, lockoutSec: 60 },
+  },
   ingest: {
     feeds: { timeoutMs: 30_000, maxBodyBytes: 50 * 1024 ** 2, retries: 2, retryBaseMs: 1000, concurrency: 4 },
     // SPEC.md allows up to 30 minutes per file; a 1 GiB CSV is millions of rows.

@@ -3,16 +3,26 @@
  * Liveness for load balancers and the README's first check: 200 once requests are served, with
  * the model builder's progress (events applied, acceptance-to-model lag) for operators.
  */
+import type { AttemptStats } from '../../auth/attempt-limiter.ts';
 import type { ModelBuilder } from '../../model/builder.ts';
 import type { ModelTrainer } from '../../model/trainer.ts';
 import { sendJson } from '../respond.ts';
 import type { HttpServer } from '../server.ts';
 
-export function registerHealthRoute(server: HttpServer, builder: ModelBuilder, trainer?: ModelTrainer): void {
+export function registerHealthRoute(server: HttpServer, builder: ModelBuilder, trainer?: ModelTrainer, tokenEndpoint?: AttemptStats): void {
   server.route('get', '/health', { status: {} }, (ex) => {
     const stats = builder.stats;
     sendJson(ex, 200, {
       status: 'ok',
+      // Failed client authentications and refusals since start (auth/attempt-limiter.ts).
+      token_endpoint: tokenEndpoint
+        ? {
+            failed_attempts: tokenEndpoint.failedAttempts,
+            rate_limited: tokenEndpoint.rateLimited,
+            locked_out: tokenEndpoint.lockedOut,
+            lockouts: tokenEndpoint.lockouts,
+          }
+        : null,
       model_builder: stats
         ? {
             events_applied: stats.applied,
