@@ -69,8 +69,10 @@ function rawExchange(
 }
 
 /** Splits a raw HTTP/1.1 stream into responses (status, headers, body) using Content-Length. */
-function parseResponses(text: string, headRequests: number[] = []): Array<{ status: number; headers: Record<string, string>; body: string }> {
-  const out = [];
+type RawResponse = { status: number; headers: Record<string, string>; body: string };
+
+function parseResponses(text: string, headRequests: number[] = []): RawResponse[] {
+  const out: RawResponse[] = [];
   let rest = text;
   while (rest.length > 0) {
     const end = rest.indexOf('\r\n\r\n');
