@@ -26,6 +26,7 @@ import { IngestWorker } from './ingest/ingest-worker.ts';
 import { ModelBuilder } from './model/builder.ts';
 import { ModelTrainer } from './model/trainer.ts';
 import { ListCache } from './recommend/list-cache.ts';
+import { ProcessMonitor } from './process-monitor.ts';
 import { RankingPool } from './recommend/pool.ts';
 import { RecentConsumption } from './recommend/recent-consumption.ts';
 import { RequestCounter } from './recommend/request-counter.ts';
@@ -59,6 +60,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
   let pool: RankingPool | undefined;
   let requests: RequestCounter | undefined;
   let ingest: IngestWorker | undefined;
+  let monitor: ProcessMonitor | undefined;
   try {
     const key = await loadOrCreateSigningKey(config.store.dataDir);
     await ensureDemoClient(config, store, log);
@@ -80,7 +82,8 @@ export async function startService(config: Config, log: Logger): Promise<Running
     const recent = new RecentConsumption(new Map(Object.entries(config.environments).map(([name, env]) => [name, env.model.eventWeights])));
     const server = new HttpServer({ maxBodyBytes: config.server.maxBodyBytes, log });
     const limiter = new AttemptLimiter(config.auth.tokenEndpoint);
-    registerHealthRoute(server, builder, trainer, limiter.stats);
+    monitor = new ProcessMonitor();
+    registerHealthRoute(server, builder, trainer, { tokenEndpoint: limiter.stats, process: monitor });
     registerOAuthRoutes(server, { store, key, config: config.auth, limiter });
     registerItemRoutes(server, { catalog: new Catalog(store), auth, environments: config.environments });
     registerEventRoutes(server, { eventLog: new EventLog(store), recent, auth, environments: config.environments });
@@ -121,9 +124,11 @@ export async function startService(config: Config, log: Logger): Promise<Running
         await trainer!.close();
         await builder!.close();
         await store.close();
+        monitor!.close();
       })());
     return { port, stop };
   } catch (err) {
+    monitor?.close();
     await ingest?.close();
     await pool?.close();
     await requests?.close();
