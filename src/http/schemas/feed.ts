@@ -16,7 +16,8 @@ export const REDACTED = '(hidden)';
 
 const TEXT = { type: 'string', minLength: 1, maxLength: 1024 } as const;
 
-const FEED_BODY = {
+/** The feed definition body schema (also the fuzz test's starting point). */
+export const FEED_BODY = {
   type: 'object',
   additionalProperties: false,
   required: ['url', 'format', 'item_type'],
