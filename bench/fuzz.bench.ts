@@ -12,7 +12,7 @@ import { getToken } from '../test/helpers/auth.ts';
 import { fuzzRoutes } from '../test/helpers/fuzz.ts';
 import { startServer } from '../test/helpers/server.ts';
 
-const { values } = parseArgs({ options: { cases: { type: 'string', default: '50000' }, seed: { type: 'string' }, minutes: { type: 'string' } }, allowPositionals: true });
+const { values } = parseArgs({ options: { cases: { type: 'string', default: '50000' }, seed: { type: 'string' } }, allowPositionals: true });
 const cases = Number(values.cases);
 const seed = values.seed !== undefined ? Number(values.seed) : Math.floor(Math.random() * 2 ** 31);
 console.error(`fuzz: ${cases} cases, seed ${seed}`);
