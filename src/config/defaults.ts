@@ -53,7 +53,10 @@ export const DEFAULT_CONFIG: Config = {
     deadlineMs: 1000,
     maxBatch: 16,
     maxListSize: 1000,
-    listCacheItems: 2_000_000, // ~100 MB of ids
+    // ~8 MB: at 30 requests/s of two lists a cached list lives ~2 minutes, long enough to page a
+    // carousel. 2,000,000 (the earlier default) held ~100 MB and took half an hour to fill, which
+    // the soak saw as steady growth. Raise it with the request rate and the paging time needed.
+    listCacheItems: 250_000,
   },
   store: { dataDir: './data', mapSizeBytes: 8 * 1024 ** 3 },
   auth: {

@@ -5,9 +5,13 @@
  * exclude its item from that user's very next recommendation. The events route records here
  * after its commit; a recommendation request sends its user's entries to the worker.
  * Invalidation: two generations of users; every ROTATE_MS (or when the current one holds
- * MAX_USERS) the older is dropped whole, so an entry lives between one and two rotations (by
- * then the builder has written it). No per-entry expiry, no iteration: a Map used as an LRU
- * (delete and re-insert) leaves holes that V8 walks on every iteration from its front.
+ * MAX_USERS users or MAX_ENTRIES entries) the older is dropped whole, so an entry lives between
+ * one and two rotations (by then the builder has written it). A user seen again carries their
+ * older entries over, but only those younger than two rotations: carrying the whole list kept
+ * every active user's last MAX_PER_USER events forever, which grew the process by megabytes a
+ * minute under a steady load until each list was full (issue 16's soak). No per-entry expiry
+ * on reads, no iteration: a Map used as an LRU (delete and re-insert) leaves holes that V8 walks
+ * on every iteration from its front.
  */
 import type { TrackedEvent } from '../domain/event.ts';
 import { EVENT_TYPE_CODES } from '../store/model.ts';
@@ -15,6 +19,8 @@ import { EVENT_TYPE_CODES } from '../store/model.ts';
 const ROTATE_MS = 2.5 * 60_000;
 const MAX_USERS = 200_000;
 const MAX_PER_USER = 50;
+/** Entries in one generation at most (about 150 bytes each): the bound whatever the event rate. */
+const MAX_ENTRIES = 500_000;
 
 /** [itemType, itemId, unix sec, event weight] as RankTask.recent carries it. */
 type Entry = [string, string, number, number];
@@ -27,6 +33,7 @@ export class RecentConsumption {
   #current: Generation = new Map();
   #previous: Generation = new Map();
   #currentSize = 0;
+  #currentEntries = 0;
   #rotatedAt = Date.now();
 
   /** `weights`: each environment's model.eventWeights. */
@@ -38,7 +45,7 @@ export class RecentConsumption {
   record(environment: string, events: readonly TrackedEvent[], nowMs = Date.now()): void {
     const weights = this.#weights.get(environment);
     if (!weights) return;
-    if (nowMs - this.#rotatedAt >= ROTATE_MS || this.#currentSize >= MAX_USERS) this.#rotate(nowMs);
+    if (nowMs - this.#rotatedAt >= ROTATE_MS || this.#currentSize >= MAX_USERS || this.#currentEntries >= MAX_ENTRIES) this.#rotate(nowMs);
     const nowSec = Math.floor(nowMs / 1000);
     let current = this.#current.get(environment);
     for (const e of events) {
@@ -49,9 +56,9 @@ export class RecentConsumption {
       const entry: Entry = [itemType, itemId, nowSec, weights[e.event_type] ?? 0];
       if (!current) this.#current.set(environment, (current = { users: new Map(), devices: new Map() }));
       const older = this.#previous.get(environment);
-      if (typeof e.user_id === 'string' && e.user_id !== '') this.#add(current.users, older?.users, e.user_id, entry);
+      if (typeof e.user_id === 'string' && e.user_id !== '') this.#add(current.users, older?.users, e.user_id, entry, nowSec);
       if (typeof e.device_id === 'string' && e.device_id !== '' && e.device_id !== 'no-consent') {
-        this.#add(current.devices, older?.devices, e.device_id, entry);
+        this.#add(current.devices, older?.devices, e.device_id, entry, nowSec);
       }
     }
   }
@@ -67,22 +74,30 @@ export class RecentConsumption {
     return out;
   }
 
-  #add(current: Map<string, Entry[]>, older: Map<string, Entry[]> | undefined, id: string, entry: Entry): void {
+  #add(current: Map<string, Entry[]>, older: Map<string, Entry[]> | undefined, id: string, entry: Entry, nowSec: number): void {
     let entries = current.get(id);
     if (!entries) {
-      // Still recent in the older generation: carried over, so a rotation loses nothing recent.
-      entries = older?.get(id) ?? [];
+      // Still recent in the older generation: carried over, so a rotation loses nothing recent;
+      // what is older than two rotations the builder has long written, and stays behind.
+      const oldestSec = nowSec - (2 * ROTATE_MS) / 1000;
+      entries = (older?.get(id) ?? []).filter((e) => e[2] >= oldestSec);
       current.set(id, entries);
       this.#currentSize++;
+      this.#currentEntries += entries.length;
     }
     entries.push(entry);
-    if (entries.length > MAX_PER_USER) entries.shift();
+    this.#currentEntries++;
+    if (entries.length > MAX_PER_USER) {
+      entries.shift();
+      this.#currentEntries--;
+    }
   }
 
   #rotate(nowMs: number): void {
     this.#previous = this.#current;
     this.#current = new Map();
     this.#currentSize = 0;
+    this.#currentEntries = 0;
     this.#rotatedAt = nowMs;
   }
 }

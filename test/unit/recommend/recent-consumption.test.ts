@@ -41,3 +41,14 @@ test('an entry outlives one rotation and is gone after two', () => {
   assert.deepEqual(recent.of('demo', 'u1', 'x'), [], 'two rotations since u1 was seen');
   assert.deepEqual(recent.of('demo', 'u3', 'x').map((e) => e[1]), ['d', 'e']);
 });
+
+test('a user seen in every generation keeps only the last two rotations of entries, not the last 50 for ever', () => {
+  const recent = new RecentConsumption(weights);
+  const start = Date.now();
+  // One view a minute for an hour: rotations every 2.5 min carry the user over each time.
+  for (let minute = 0; minute < 60; minute++) recent.record('demo', [view(`i${minute}`, { user_id: 'u1' })], start + minute * 60_000);
+  const kept = recent.of('demo', 'u1', 'x').map((e) => e[1]);
+  // Carried: under two rotations old (5 min); plus up to one rotation (2.5 min) recorded since.
+  assert.ok(kept.length <= 8, `kept ${kept.length} entries: ${kept.join(' ')}`);
+  assert.equal(kept.at(-1), 'i59', 'the newest is kept');
+});
