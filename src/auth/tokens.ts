@@ -8,6 +8,7 @@
 import {
   SignJWT,
   createLocalJWKSet,
+  customFetch,
   createRemoteJWKSet,
   decodeProtectedHeader,
   jwtVerify,
@@ -15,6 +16,8 @@ import {
   type JWTVerifyGetKey,
 } from 'jose';
 import type { AuthConfig } from '../config/types.ts';
+import { parseAllowList } from '../outbound/allow-list.ts';
+import { guardedFetch } from '../outbound/guard.ts';
 import { AppError, E } from '../errors.ts';
 import { SIGNING_ALG, type SigningKey } from './signing-key.ts';
 
@@ -63,6 +66,15 @@ function environmentsOf(payload: JWTPayload, claim: string): Set<string> {
   return new Set();
 }
 
+/** The external provider's JWKS, fetched through the outbound guard like every outbound request. */
+function remoteKeys(jwksUrl: string, allowEntries: readonly string[]): JWTVerifyGetKey {
+  const allow = parseAllowList(allowEntries);
+  const fetchThroughGuard = async (url: string, init: { headers: Headers; signal: AbortSignal }) =>
+    // undici's Response is the WHATWG one jose reads (status, json()); only the declared types differ.
+    (await guardedFetch(url, { headers: Object.fromEntries(init.headers), signal: init.signal }, allow)) as unknown as Response;
+  return createRemoteJWKSet(new URL(jwksUrl), { [customFetch]: fetchThroughGuard });
+}
+
 /** Throws E.unauthorized for an `iat` that is not a number or lies beyond the clock skew ahead. */
 function checkIssuedAt(payload: JWTPayload): void {
   if (payload.iat === undefined) return;
@@ -91,7 +103,7 @@ export class TokenVerifier {
   constructor(key: SigningKey, config: AuthConfig) {
     this.#config = config;
     this.#ownKeys = createLocalJWKSet({ keys: [key.publicJwk] });
-    this.#externalKeys = config.external ? createRemoteJWKSet(new URL(config.external.jwksUrl)) : undefined;
+    this.#externalKeys = config.external ? remoteKeys(config.external.jwksUrl, config.external.outbound?.allow ?? []) : undefined;
   }
 
   /** The grant of a valid token; throws E.unauthorized otherwise. */

@@ -184,6 +184,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const shares = Object.values(environment.controlGroups).reduce((a, b) => a + b, 0);
     if (shares > 1) problems.push(`environments.${name}.controlGroups: shares add up to ${shares}, more than 1`);
   }
+  const external = config.auth.external;
+  if (external) {
+    const entries = external.outbound?.allow ?? [];
+    entries.forEach((entry, i) => {
+      const problem = allowEntryProblem(entry);
+      if (problem) problems.push(`auth.external.outbound.allow.${i} '${entry}' ${problem}`);
+    });
+    const refusal = literalRefusal(external.jwksUrl, parseAllowList(entries));
+    if (refusal) problems.push(`auth.external.jwksUrl ${refusal}: add it to auth.external.outbound.allow to use it`);
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(config);
 }

@@ -90,6 +90,14 @@ const FEED = {
   },
 } as const;
 
+/** Internal destinations allowed for outbound fetches; config/load.ts checks each entry (outbound/allow-list.ts). */
+const OUTBOUND = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['allow'],
+  properties: { allow: { type: 'array', maxItems: 1000, items: { type: 'string', minLength: 1, maxLength: 253 } } },
+} as const;
+
 const ENVIRONMENT = {
   type: 'object',
   additionalProperties: false,
@@ -114,13 +122,7 @@ const ENVIRONMENT = {
     },
     model: MODEL,
     feeds: { type: 'object', propertyNames: NAME, additionalProperties: FEED },
-    outbound: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['allow'],
-      // Each entry is parsed by ingest/outbound/allow-list.ts (config/load.ts reports a bad one).
-      properties: { allow: { type: 'array', maxItems: 1000, items: { type: 'string', minLength: 1, maxLength: 253 } } },
-    },
+    outbound: OUTBOUND,
   },
 } as const;
 
@@ -193,6 +195,7 @@ const CONFIG_SCHEMA = {
             audience: { type: 'string', minLength: 1 },
             jwksUrl: { type: 'string', pattern: '^https?://' },
             environmentsClaim: { type: 'string', minLength: 1 },
+            outbound: OUTBOUND,
           },
         },
       },

@@ -166,6 +166,8 @@ export interface ExternalIdpConfig {
   jwksUrl: string;
   /** Claim holding the environments a token may use (array or space-separated string). */
   environmentsClaim: string;
+  /** Internal destinations the JWKS URL may be at (an IdP inside the network); off by default. */
+  outbound?: OutboundConfig;
 }
 
 export interface AuthConfig {

@@ -4,8 +4,11 @@
 // environment lets a named internal host through, and redirects stay checked at every hop.
 import assert from 'node:assert/strict';
 import { lookup } from 'node:dns/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { after, before, describe, test } from 'node:test';
+import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { apiClient, type Api } from '../helpers/api.ts';
 import { getToken } from '../helpers/auth.ts';
 import { startFeedServer, type FeedServer } from '../helpers/feed-server.ts';
@@ -163,4 +166,32 @@ describe('an environment that allows one internal host by name', () => {
     assertFieldErrors(await assertProblem(res, 400, 'invalid-request'), [['url', /internal/]]);
     assert.equal(await snapshotStore(server.dataDir), before);
   });
+});
+
+test("an external identity provider's JWKS URL goes through the same guard: a name resolving internal is never fetched", async (t) => {
+  const { publicKey, privateKey } = await generateKeyPair('RS256');
+  const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256' };
+  let jwksRequests = 0;
+  const idp = createServer((_req, res) => {
+    jwksRequests++;
+    res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ keys: [jwk] }));
+  });
+  await new Promise<void>((resolve) => idp.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => idp.close(() => resolve())));
+  const port = (idp.address() as AddressInfo).port;
+  const server = await startServer({
+    config: { auth: { external: { issuer: 'https://idp.test', audience: 'affinity', jwksUrl: `http://${hostname()}:${port}/jwks`, environmentsClaim: 'envs' } } },
+  });
+  t.after(() => server.close());
+  const token = await new SignJWT({ envs: ['demo'] })
+    .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+    .setIssuer('https://idp.test')
+    .setAudience('affinity')
+    .setSubject('user-1')
+    .setIssuedAt()
+    .setExpirationTime('5m')
+    .sign(privateKey);
+  const res = await fetch(`${server.url}/api/demo/items/article/x`, { headers: { Authorization: `Bearer ${token}` } });
+  await assertProblem(res, 401, 'unauthorized');
+  assert.equal(jwksRequests, 0, 'the internal JWKS server saw no request');
 });
