@@ -34,8 +34,6 @@ export interface RequestInfo {
   /** For routes that stream their body themselves (readsBody false): the declared length and coding. */
   contentLength: string;
   contentEncoding: string;
-  /** The peer's IP address as text (the socket's: a proxy in front is not looked through). */
-  remoteAddress: string;
 }
 
 export type Handler = (ex: Exchange, req: RequestInfo, body: Buffer | undefined) => void | Promise<void>;
@@ -119,7 +117,6 @@ export class HttpServer {
         contentType: req.getHeader('content-type'),
         contentLength: req.getHeader('content-length'),
         contentEncoding: req.getHeader('content-encoding'),
-        remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
       };
       if (options.readsBody) bodyPromise = readBody(ex, this.#maxBodyBytes, info.contentLength, info.contentEncoding);
     } catch (err) {

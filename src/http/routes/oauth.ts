@@ -83,7 +83,9 @@ export function registerOAuthRoutes(server: HttpServer, deps: OAuthRoutesDeps): 
   const challenge = { 'WWW-Authenticate': 'Basic realm="affinity"' };
 
   server.route('post', '/api/oauth/token', { status: STATUS_TOKEN, readsBody: true }, async (ex, req, body) => {
-    const byAddress = deps.limiter.admitAddress(req.remoteAddress);
+    // The TCP peer's address (a proxy in front is not looked through: SECURITY.md). Read here,
+    // not for every request: only this route needs it.
+    const byAddress = deps.limiter.admitAddress(Buffer.from(ex.res.getRemoteAddressAsText()).toString());
     if (byAddress) return tooMany(ex, byAddress);
     const form = parseTokenRequest(req.contentType, body ?? Buffer.alloc(0));
     if (!form) return sendOAuthError(ex, 400, 'invalid_request', 'The request body is not a form or JSON object');
