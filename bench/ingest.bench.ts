@@ -21,6 +21,7 @@ import { decodeBody } from '../src/ingest/feeds/decode.ts';
 import { pollFeed } from '../src/ingest/feeds/poll.ts';
 import { parseRssAtom } from '../src/ingest/feeds/rss-atom.ts';
 import { toItem } from '../src/ingest/normalize.ts';
+import { parseAllowList } from '../src/outbound/allow-list.ts';
 import { Catalog } from '../src/store/catalog.ts';
 import { Store } from '../src/store/open.ts';
 
@@ -72,7 +73,7 @@ for (let i = 0; i <= FEED_ROUNDS; i++) {
   const now = new Date().toISOString();
   const def: FeedDefinition = { feedId: 'bench', environment: 'demo', url: feedUrl, format: 'rss', itemType: 'article', intervalSec: 900, source: 'api', createdAt: now, updatedAt: now };
   const t = performance.now();
-  const status = await pollFeed(def, emptyFeedStatus(), { catalog: new Catalog(store), itemTypes: ['article'], policy: { timeoutMs: 30_000, maxBodyBytes: 50 << 20, retries: 0, retryBaseMs: 0 } });
+  const status = await pollFeed(def, emptyFeedStatus(), { catalog: new Catalog(store), itemTypes: ['article'], policy: { timeoutMs: 30_000, maxBodyBytes: 50 << 20, retries: 0, retryBaseMs: 0 }, allow: parseAllowList(['127.0.0.1']) });
   if (i > 0) pollMs.push(performance.now() - t); // round 0 warms up
   applied = status.entriesApplied;
   await store.close();

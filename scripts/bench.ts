@@ -1,6 +1,8 @@
 // `npm run bench`: build the WASM kernel, then run every bench/*.bench.ts, each in a fresh
 // process (`node --import tsx`) so JIT state and open handles never carry over between benches.
 // `npm run bench -- http kernel` runs only the benches whose file name contains one of the words.
+// Arguments from the first `--flag` on are passed to every selected bench (`npm run bench -- soak
+// --minutes 10`); `--minutes N` also extends the timeout below to N + 10 minutes.
 // Environment is passed through: BENCH_QUICK=1 (short runs, as CI), BENCH_JSON=1, BENCH_ROUNDS.
 // A bench still running after BENCH_TIMEOUT_SEC (default 1800) is stopped with the servers it
 // started (its whole process group) and counted as failed, so one hung bench cannot stall the rest.
@@ -10,9 +12,14 @@ import { join } from 'node:path';
 
 const root = join(import.meta.dirname, '..');
 const benchDir = join(root, 'bench');
-const timeoutMs = Number(process.env.BENCH_TIMEOUT_SEC ?? 1800) * 1000;
+const defaultTimeoutMs = Number(process.env.BENCH_TIMEOUT_SEC ?? 1800) * 1000;
 
-const filters = process.argv.slice(2);
+const args = process.argv.slice(2);
+const firstFlag = args.findIndex((a) => a.startsWith('--'));
+const filters = firstFlag < 0 ? args : args.slice(0, firstFlag);
+const passed = firstFlag < 0 ? [] : args.slice(firstFlag);
+const minutesAt = passed.indexOf('--minutes');
+const runMinutes = minutesAt >= 0 ? Number(passed[minutesAt + 1]) : undefined;
 const all = readdirSync(benchDir)
   .filter((name) => name.endsWith('.bench.ts'))
   .sort();
@@ -27,7 +34,10 @@ if (build.status !== 0) process.exit(1);
 
 /** Runs one bench in its own process group; resolves with its exit code (null when stopped). */
 function runBench(file: string): Promise<number | null> {
-  const child = spawn(process.execPath, ['--import', 'tsx', file], { cwd: root, stdio: 'inherit', detached: true });
+  // The soak's default run is an hour; any bench given --minutes gets its run plus 10 minutes.
+  const minutes = runMinutes ?? (file.includes('soak') ? 60 : 0);
+  const timeoutMs = Math.max(defaultTimeoutMs, (minutes + 10) * 60_000);
+  const child = spawn(process.execPath, ['--import', 'tsx', file, ...passed], { cwd: root, stdio: 'inherit', detached: true });
   const killGroup = (signal: NodeJS.Signals) => {
     try {
       process.kill(-child.pid!, signal);

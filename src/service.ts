@@ -7,6 +7,7 @@
  * wires layers together; main.ts adds the process concerns (config errors, signals, exit codes).
  */
 import type { Logger } from 'pino';
+import { AttemptLimiter } from './auth/attempt-limiter.ts';
 import { createClient, hasClients } from './auth/clients.ts';
 import { loadOrCreateSigningKey } from './auth/signing-key.ts';
 import { TokenVerifier } from './auth/tokens.ts';
@@ -25,6 +26,7 @@ import { IngestWorker } from './ingest/ingest-worker.ts';
 import { ModelBuilder } from './model/builder.ts';
 import { ModelTrainer } from './model/trainer.ts';
 import { ListCache } from './recommend/list-cache.ts';
+import { ProcessMonitor } from './process-monitor.ts';
 import { RankingPool } from './recommend/pool.ts';
 import { RequestCounter } from './recommend/request-counter.ts';
 import { Catalog } from './store/catalog.ts';
@@ -57,6 +59,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
   let pool: RankingPool | undefined;
   let requests: RequestCounter | undefined;
   let ingest: IngestWorker | undefined;
+  let monitor: ProcessMonitor | undefined;
   try {
     const key = await loadOrCreateSigningKey(config.store.dataDir);
     await ensureDemoClient(config, store, log);
@@ -84,8 +87,10 @@ export async function startService(config: Config, log: Logger): Promise<Running
     }
     ingest = await IngestWorker.start(config, store, log);
     const server = new HttpServer({ maxBodyBytes: config.server.maxBodyBytes, log });
-    registerHealthRoute(server, builder, trainer);
-    registerOAuthRoutes(server, { store, key, config: config.auth });
+    const limiter = new AttemptLimiter(config.auth.tokenEndpoint);
+    monitor = new ProcessMonitor();
+    registerHealthRoute(server, builder, trainer, { tokenEndpoint: limiter.stats, process: monitor });
+    registerOAuthRoutes(server, { store, key, config: config.auth, limiter });
     registerItemRoutes(server, { catalog: new Catalog(store), auth, environments: config.environments });
     const ranking = pool;
     registerEventRoutes(server, {
@@ -130,9 +135,11 @@ export async function startService(config: Config, log: Logger): Promise<Running
         await trainer!.close();
         await builder!.close();
         await store.close();
+        monitor!.close();
       })());
     return { port, stop };
   } catch (err) {
+    monitor?.close();
     await ingest?.close();
     await pool?.close();
     await requests?.close();

@@ -1,39 +1,55 @@
 /**
  * @module auth/clients
  * OAuth clients: creation with a random secret shown once, listing, revocation, and secret
- * checks. Secrets are stored only as scrypt hashes with a per-client salt.
+ * checks. Secrets are generated here with 256 bits of entropy, so a fast keyed hash (HMAC-SHA-256
+ * with a per-client salt) is as strong as a slow one: nobody can enumerate 2^256 candidates, and
+ * a slow hash would only hand an attacker a cheap way to burn CPU (the audit measured 16 MiB of
+ * scrypt per guess). Hashes stored by earlier versions (scrypt) still verify, and are replaced by
+ * the fast form on the client's next successful authentication.
  */
-import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { createHmac, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import type { Store } from '../store/open.ts';
 
 export interface ClientRecord {
   clientId: string;
   environments: string[];
-  /** `scrypt$N$r$p$<salt b64url>$<hash b64url>` */
+  /** `hmac-sha256$<salt b64url>$<hash b64url>`, or from earlier versions `scrypt$N$r$p$<salt>$<hash>` */
   secretHash: string;
   createdAt: string;
   revokedAt?: string;
 }
 
-const SCRYPT = { N: 16384, r: 8, p: 1, keyLen: 32 };
+const HMAC_SCHEME = 'hmac-sha256';
 
-function derive(secret: string, salt: Buffer, opts: ScryptOptions & { keyLen: number }): Promise<Buffer> {
+function hmac(secret: string, salt: Buffer): Buffer {
+  return createHmac('sha256', salt).update(secret, 'utf8').digest();
+}
+
+/** Verifies hashes written before secrets got the fast hash; never used to write one. */
+function deriveScrypt(secret: string, salt: Buffer, opts: ScryptOptions & { keyLen: number }): Promise<Buffer> {
   return new Promise((resolve, reject) =>
     scrypt(secret, salt, opts.keyLen, { N: opts.N, r: opts.r, p: opts.p }, (err, key) => (err ? reject(err) : resolve(key))),
   );
 }
 
-async function hashSecret(secret: string): Promise<string> {
+/** The stored form of a generated secret (see the module header for why a fast hash). */
+function hashSecret(secret: string): string {
   const salt = randomBytes(16);
-  const hash = await derive(secret, salt, SCRYPT);
-  return ['scrypt', SCRYPT.N, SCRYPT.r, SCRYPT.p, salt.toString('base64url'), hash.toString('base64url')].join('$');
+  return [HMAC_SCHEME, salt.toString('base64url'), hmac(secret, salt).toString('base64url')].join('$');
 }
 
+/** Whether `secret` matches the stored hash, in either scheme; false for anything unreadable. */
 async function secretMatches(secret: string, stored: string): Promise<boolean> {
-  const [scheme, n, r, p, salt, hash] = stored.split('$');
+  const parts = stored.split('$');
+  if (parts[0] === HMAC_SCHEME && parts.length === 3) {
+    const expected = Buffer.from(parts[2]!, 'base64url');
+    const actual = hmac(secret, Buffer.from(parts[1]!, 'base64url'));
+    return actual.length === expected.length && timingSafeEqual(actual, expected);
+  }
+  const [scheme, n, r, p, salt, hash] = parts;
   if (scheme !== 'scrypt' || !salt || !hash) return false;
   const expected = Buffer.from(hash, 'base64url');
-  const actual = await derive(secret, Buffer.from(salt, 'base64url'), {
+  const actual = await deriveScrypt(secret, Buffer.from(salt, 'base64url'), {
     N: Number(n),
     r: Number(r),
     p: Number(p),
@@ -42,8 +58,8 @@ async function secretMatches(secret: string, stored: string): Promise<boolean> {
   return timingSafeEqual(actual, expected);
 }
 
-let dummy: Promise<string> | undefined;
-const dummyHash = () => (dummy ??= hashSecret(randomBytes(32).toString('base64url')));
+/** Unknown clients are checked against this, so they cost what a known client costs. */
+const DUMMY_HASH = hashSecret(randomBytes(32).toString('base64url'));
 
 /** Creates a client for the given environments; the secret is returned here and never again. */
 export async function createClient(
@@ -55,7 +71,7 @@ export async function createClient(
   const record: ClientRecord = {
     clientId,
     environments,
-    secretHash: await hashSecret(clientSecret),
+    secretHash: hashSecret(clientSecret),
     createdAt: new Date().toISOString(),
   };
   await store.clients.put(clientId, record);
@@ -92,9 +108,20 @@ export async function authenticateClient(
   clientSecret: string,
 ): Promise<ClientRecord | undefined> {
   const record = store.clients.get(clientId) as ClientRecord | undefined;
-  // Unknown and revoked clients cost the same scrypt as known ones: the time tells nothing.
-  const matches = await secretMatches(clientSecret, record?.secretHash ?? (await dummyHash()));
-  return matches && record && !record.revokedAt ? record : undefined;
+  // Unknown and revoked clients cost the same hash as known ones: the time tells nothing.
+  const matches = await secretMatches(clientSecret, record?.secretHash ?? DUMMY_HASH);
+  if (!matches || !record || record.revokedAt) return undefined;
+  if (!record.secretHash.startsWith(`${HMAC_SCHEME}$`)) await migrateHash(store, clientId, clientSecret);
+  return record;
+}
+
+/** Replaces a verified scrypt hash with the fast form, unless the record changed meanwhile. */
+async function migrateHash(store: Store, clientId: string, clientSecret: string): Promise<void> {
+  await store.clients.transaction(() => {
+    const current = store.clients.get(clientId) as ClientRecord | undefined;
+    if (!current || current.secretHash.startsWith(`${HMAC_SCHEME}$`)) return;
+    store.clients.put(clientId, { ...current, secretHash: hashSecret(clientSecret) });
+  });
 }
 
 /** Counts revocations (meta): a change tells every process that a client it trusts may be revoked. */

@@ -8,6 +8,7 @@
 import {
   SignJWT,
   createLocalJWKSet,
+  customFetch,
   createRemoteJWKSet,
   decodeProtectedHeader,
   jwtVerify,
@@ -15,6 +16,8 @@ import {
   type JWTVerifyGetKey,
 } from 'jose';
 import type { AuthConfig } from '../config/types.ts';
+import { parseAllowList } from '../outbound/allow-list.ts';
+import { guardedFetch } from '../outbound/guard.ts';
 import { AppError, E } from '../errors.ts';
 import { SIGNING_ALG, type SigningKey } from './signing-key.ts';
 
@@ -22,6 +25,12 @@ export const AUDIENCE = 'affinity-api';
 const ENVIRONMENTS_CLAIM = 'environments';
 /** How long a token refused by the service's own key is answered from memory. */
 const REJECTION_TTL_MS = 60_000;
+/**
+ * Clock difference tolerated between this host and a token's issuer: a token issued further in
+ * the future, or (the service's own) expiring later than its lifetime from now plus this, is
+ * refused; such a token was not made by this service's issuing code.
+ */
+export const CLOCK_SKEW_SEC = 60;
 /** Asymmetric algorithms only: `none` and HMAC (key-confusion) tokens are refused outright. */
 const EXTERNAL_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 
@@ -57,6 +66,23 @@ function environmentsOf(payload: JWTPayload, claim: string): Set<string> {
   return new Set();
 }
 
+/** The external provider's JWKS, fetched through the outbound guard like every outbound request. */
+function remoteKeys(jwksUrl: string, allowEntries: readonly string[]): JWTVerifyGetKey {
+  const allow = parseAllowList(allowEntries);
+  const fetchThroughGuard = async (url: string, init: { headers: Headers; signal: AbortSignal }) =>
+    // undici's Response is the WHATWG one jose reads (status, json()); only the declared types differ.
+    (await guardedFetch(url, { headers: Object.fromEntries(init.headers), signal: init.signal }, allow)) as unknown as Response;
+  return createRemoteJWKSet(new URL(jwksUrl), { [customFetch]: fetchThroughGuard });
+}
+
+/** Throws E.unauthorized for an `iat` that is not a number or lies beyond the clock skew ahead. */
+function checkIssuedAt(payload: JWTPayload): void {
+  if (payload.iat === undefined) return;
+  if (typeof payload.iat !== 'number' || payload.iat > Date.now() / 1000 + CLOCK_SKEW_SEC) {
+    throw E.unauthorized('The access token is issued in the future');
+  }
+}
+
 export class TokenVerifier {
   readonly #config: AuthConfig;
   readonly #ownKeys: JWTVerifyGetKey;
@@ -77,7 +103,7 @@ export class TokenVerifier {
   constructor(key: SigningKey, config: AuthConfig) {
     this.#config = config;
     this.#ownKeys = createLocalJWKSet({ keys: [key.publicJwk] });
-    this.#externalKeys = config.external ? createRemoteJWKSet(new URL(config.external.jwksUrl)) : undefined;
+    this.#externalKeys = config.external ? remoteKeys(config.external.jwksUrl, config.external.outbound?.allow ?? []) : undefined;
   }
 
   /** The grant of a valid token; throws E.unauthorized otherwise. */
@@ -146,16 +172,22 @@ export class TokenVerifier {
           algorithms: EXTERNAL_ALGS,
           requiredClaims: ['exp'],
         });
+        checkIssuedAt(payload);
         return { environments: environmentsOf(payload, external.environmentsClaim), exp: payload.exp! };
       }
       const { payload } = await jwtVerify(token, this.#ownKeys, {
         issuer: this.#config.issuer,
         audience: AUDIENCE,
         algorithms: [SIGNING_ALG],
-        requiredClaims: ['exp', 'sub'],
+        requiredClaims: ['exp', 'sub', 'iat'],
       });
+      checkIssuedAt(payload);
+      if (payload.exp! > Date.now() / 1000 + this.#config.tokenTtlSec + CLOCK_SKEW_SEC) {
+        throw E.unauthorized(`The access token expires later than the token lifetime of ${this.#config.tokenTtlSec} s allows`);
+      }
       return { clientId: payload.sub!, environments: environmentsOf(payload, ENVIRONMENTS_CLAIM), exp: payload.exp! };
     } catch (err) {
+      if (err instanceof AppError) throw err;
       const code = (err as { code?: string }).code;
       if (code === 'ERR_JWT_EXPIRED') throw E.unauthorized('The access token has expired');
       if (code === 'ERR_JWKS_TIMEOUT' || code === 'ERR_JOSE_GENERIC' || code === 'ERR_JWKS_NO_MATCHING_KEY') {

@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import type { Config } from '../config/types.ts';
 import { feedToWire, parseFeedBody } from '../http/schemas/feed.ts';
+import { parseAllowList } from '../outbound/allow-list.ts';
 import { getFeed, getFeedStatus, listFeeds, newFeedId, putFeed, removeFeed, requestPoll, syncConfigFeeds } from '../store/feeds.ts';
 import type { Store } from '../store/open.ts';
 
@@ -88,7 +89,8 @@ async function addFeed(store: Store, environments: Config['environments'], args:
   for (const required of ['url', 'format', 'item-type'] as const) {
     if (values[required] === undefined) throw new FeedUsageError(`feed add needs --${required}`);
   }
-  const parsed = parseFeedBody(bodyFromFlags(values), environment, undefined, environments[environment]!.itemTypes);
+  const env = environments[environment]!;
+  const parsed = parseFeedBody(bodyFromFlags(values), environment, undefined, env.itemTypes, parseAllowList(env.outbound.allow));
   if ('errors' in parsed) throw new FeedUsageError(`invalid feed: ${parsed.errors.map((e) => `${e.path} ${e.message}`).join('; ')}`);
   const feedId = parsed.feedIdGiven ? parsed.feed.feedId : newFeedId();
   if (getFeed(store, environment, feedId)) throw new FeedUsageError(`feed '${feedId}' already exists in environment '${environment}'`);

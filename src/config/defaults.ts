@@ -41,6 +41,7 @@ export const ENVIRONMENT_DEFAULTS: EnvironmentConfig = {
     },
   },
   feeds: {},
+  outbound: { allow: [] },
 };
 
 export const DEFAULT_CONFIG: Config = {
@@ -52,10 +53,21 @@ export const DEFAULT_CONFIG: Config = {
     deadlineMs: 1000,
     maxBatch: 16,
     maxListSize: 1000,
-    listCacheItems: 2_000_000, // ~100 MB of ids
+    // ~8 MB: at 30 requests/s of two lists a cached list lives ~2 minutes, long enough to page a
+    // carousel. 2,000,000 (the earlier default) held ~100 MB and took half an hour to fill, which
+    // the soak saw as steady growth. Raise it with the request rate and the paging time needed.
+    listCacheItems: 250_000,
   },
   store: { dataDir: './data', mapSizeBytes: 8 * 1024 ** 3 },
-  auth: { issuer: 'affinity', tokenTtlSec: 3600, tokenCacheSize: 10_000, demoClient: true },
+  auth: {
+    issuer: 'affinity',
+    tokenTtlSec: 3600,
+    tokenCacheSize: 10_000,
+    demoClient: true,
+    // A backend caches its token for its lifetime (an hour): a few requests a minute is plenty
+    // for an honest client; a guesser gets about one try a second per address at most.
+    tokenEndpoint: { addressBurst: 20, addressPerMinute: 60, clientBurst: 10, clientPerMinute: 30, lockoutFailures: 10, lockoutSec: 60 },
+  },
   ingest: {
     feeds: { timeoutMs: 30_000, maxBodyBytes: 50 * 1024 ** 2, retries: 2, retryBaseMs: 1000, concurrency: 4 },
     // SPEC.md allows up to 30 minutes per file; a 1 GiB CSV is millions of rows.

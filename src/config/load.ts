@@ -10,6 +10,8 @@ import { parse as parseYaml } from 'yaml';
 import { Ajv } from 'ajv';
 import { feedDefinitionProblems, parseInterval } from '../domain/feed.ts';
 import { LIST_FILTERS_SCHEMA, filterProblems } from '../domain/list-filters.ts';
+import { allowEntryProblem, parseAllowList } from '../outbound/allow-list.ts';
+import { literalRefusal } from '../outbound/guard.ts';
 import { DEFAULT_CONFIG, ENVIRONMENT_DEFAULTS } from './defaults.ts';
 import { validateConfig } from './schema.ts';
 import type { Config } from './types.ts';
@@ -170,8 +172,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         problems.push(`${at}.${fileKey} ${message}`);
       }
     }
+    environment.outbound.allow.forEach((entry, i) => {
+      const problem = allowEntryProblem(entry);
+      if (problem) problems.push(`environments.${name}.outbound.allow.${i} '${entry}' ${problem}`);
+    });
+    const allow = parseAllowList(environment.outbound.allow);
+    for (const [feedId, feed] of Object.entries(environment.feeds)) {
+      const refusal = literalRefusal(feed.url, allow);
+      if (refusal && !/absolute|http or https/.test(refusal)) problems.push(`environments.${name}.feeds.${feedId}.url ${refusal}: add it to environments.${name}.outbound.allow to poll it`);
+    }
     const shares = Object.values(environment.controlGroups).reduce((a, b) => a + b, 0);
     if (shares > 1) problems.push(`environments.${name}.controlGroups: shares add up to ${shares}, more than 1`);
+  }
+  const external = config.auth.external;
+  if (external) {
+    const entries = external.outbound?.allow ?? [];
+    entries.forEach((entry, i) => {
+      const problem = allowEntryProblem(entry);
+      if (problem) problems.push(`auth.external.outbound.allow.${i} '${entry}' ${problem}`);
+    });
+    const refusal = literalRefusal(external.jwksUrl, parseAllowList(entries));
+    if (refusal) problems.push(`auth.external.jwksUrl ${refusal}: add it to auth.external.outbound.allow to use it`);
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(config);

@@ -90,6 +90,14 @@ const FEED = {
   },
 } as const;
 
+/** Internal destinations allowed for outbound fetches; config/load.ts checks each entry (outbound/allow-list.ts). */
+const OUTBOUND = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['allow'],
+  properties: { allow: { type: 'array', maxItems: 1000, items: { type: 'string', minLength: 1, maxLength: 253 } } },
+} as const;
+
 const ENVIRONMENT = {
   type: 'object',
   additionalProperties: false,
@@ -114,6 +122,7 @@ const ENVIRONMENT = {
     },
     model: MODEL,
     feeds: { type: 'object', propertyNames: NAME, additionalProperties: FEED },
+    outbound: OUTBOUND,
   },
 } as const;
 
@@ -158,12 +167,25 @@ const CONFIG_SCHEMA = {
     auth: {
       type: 'object',
       additionalProperties: false,
-      required: ['issuer', 'tokenTtlSec', 'tokenCacheSize', 'demoClient'],
+      required: ['issuer', 'tokenTtlSec', 'tokenCacheSize', 'demoClient', 'tokenEndpoint'],
       properties: {
         issuer: { type: 'string', minLength: 1 },
         tokenTtlSec: { type: 'integer', minimum: 1, maximum: 7 * 24 * 3600 },
         tokenCacheSize: { type: 'integer', minimum: 0 },
         demoClient: { type: 'boolean' },
+        tokenEndpoint: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['addressBurst', 'addressPerMinute', 'clientBurst', 'clientPerMinute', 'lockoutFailures', 'lockoutSec'],
+          properties: {
+            addressBurst: { type: 'integer', minimum: 1, maximum: 1_000_000 },
+            addressPerMinute: { type: 'number', exclusiveMinimum: 0, maximum: 1_000_000 },
+            clientBurst: { type: 'integer', minimum: 1, maximum: 1_000_000 },
+            clientPerMinute: { type: 'number', exclusiveMinimum: 0, maximum: 1_000_000 },
+            lockoutFailures: { type: 'integer', minimum: 1, maximum: 1_000_000 },
+            lockoutSec: { type: 'integer', minimum: 1, maximum: 86_400 },
+          },
+        },
         external: {
           type: 'object',
           additionalProperties: false,
@@ -173,6 +195,7 @@ const CONFIG_SCHEMA = {
             audience: { type: 'string', minLength: 1 },
             jwksUrl: { type: 'string', pattern: '^https?://' },
             environmentsClaim: { type: 'string', minLength: 1 },
+            outbound: OUTBOUND,
           },
         },
       },

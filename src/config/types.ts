@@ -2,6 +2,7 @@
  * @module config/types
  * The shape of the frozen Config every module receives a slice of. Types only.
  */
+import type { TokenEndpointLimits } from '../auth/attempt-limiter.ts';
 import type { DisableMarker, FeedFormat, FeedHeader } from '../domain/feed.ts';
 
 export type ListStrategy = 'personalized' | 'item_to_item' | 'trending' | 'popular' | 'latest';
@@ -94,6 +95,17 @@ export interface EnvironmentConfig {
   model: ModelConfig;
   /** Catalog feeds polled for this environment, by feed id (SPEC.md "Feed read (pull)"). */
   feeds: Record<string, FeedConfig>;
+  /** Outbound fetches made for this environment (feeds); see ingest/outbound/guard.ts. */
+  outbound: OutboundConfig;
+}
+
+/**
+ * Internal destinations an environment's outbound fetches may reach. Off by default: loopback,
+ * private, link-local, unique-local, CGNAT, multicast and unspecified addresses are refused.
+ */
+export interface OutboundConfig {
+  /** Host names (exact, case-insensitive), IP addresses or CIDR ranges (`10.1.0.0/16`, `fd00::/8`) allowed anyway. */
+  allow: string[];
 }
 
 /** A feed declared in the configuration file (read-only at run time; operators add others by API or CLI). */
@@ -154,6 +166,8 @@ export interface ExternalIdpConfig {
   jwksUrl: string;
   /** Claim holding the environments a token may use (array or space-separated string). */
   environmentsClaim: string;
+  /** Internal destinations the JWKS URL may be at (an IdP inside the network); off by default. */
+  outbound?: OutboundConfig;
 }
 
 export interface AuthConfig {
@@ -164,6 +178,8 @@ export interface AuthConfig {
   /** Create a client for the first environment on first start and print its credentials once. */
   demoClient: boolean;
   external?: ExternalIdpConfig;
+  /** Limits of POST /api/oauth/token (auth/attempt-limiter.ts). */
+  tokenEndpoint: TokenEndpointLimits;
 }
 
 /** The ranking worker pool (Piscina) and the list cache, shared by all environments. */

@@ -8,12 +8,30 @@ import { E } from '../errors.ts';
 import type { Exchange } from './respond.ts';
 
 /**
+ * Refuses a body in a coding this reader cannot undo, naming it (E.unsupportedMediaType, 415):
+ * before this check a gzip body was parsed as if plain. Absent and `identity` mean no coding.
+ * The one place to add a decoder (gzip, deflate) later.
+ */
+export function checkContentEncoding(contentEncoding: string): void {
+  const coding = contentEncoding.trim().toLowerCase();
+  if (coding === '' || coding === 'identity') return;
+  throw E.unsupportedMediaType(`Content-Encoding '${contentEncoding.slice(0, 100)}' is not supported: send the body unencoded (identity)`);
+}
+
+/**
  * Resolves with the whole body; rejects with E.bodyTooLarge past `maxBytes` (checked against
  * Content-Length up front and against the bytes actually received), and never settles after
  * an abort (the exchange is dead and nothing will be written).
  */
-export function readBody(ex: Exchange, maxBytes: number, contentLength: string): Promise<Buffer> {
+export function readBody(ex: Exchange, maxBytes: number, contentLength: string, contentEncoding = ''): Promise<Buffer> {
   return new Promise((resolve, reject) => {
+    try {
+      checkContentEncoding(contentEncoding);
+    } catch (err) {
+      // Unread, the body is dropped by uWS (it knows its length): the connection stays usable.
+      reject(err);
+      return;
+    }
     const declared = contentLength === '' ? 0 : Number(contentLength);
     if (declared > maxBytes) {
       reject(E.bodyTooLarge(maxBytes));

@@ -18,6 +18,8 @@ export interface Exchange {
   aborted: boolean;
   /** Set once a response has been written, so a late error is not written twice. */
   done: boolean;
+  /** A HEAD request: the response carries the headers of its GET answer and no body. */
+  head?: boolean;
   /** Close the connection after the response: set while a streamed body may be unread (uploads). */
   closeConnection?: boolean;
   /** Called once when the client aborts (uWS takes one abort handler: the server's, which calls this). */
@@ -34,6 +36,22 @@ function statusLine(status: number): string {
   return line;
 }
 
+/**
+ * Seconds an idle keep-alive connection may be reused, told to clients in every response. uWS
+ * closes idle connections after 10 s (HTTP_IDLE_TIMEOUT_S, not configurable); a client that
+ * knows to stop reusing a connection well before then does not send a request into a socket the
+ * server is closing (the audit saw 914 such resets without this hint).
+ */
+export const KEEP_ALIVE_TIMEOUT_SEC = 5;
+const KEEP_ALIVE = `timeout=${KEEP_ALIVE_TIMEOUT_SEC}`;
+
+/**
+ * `closeConnection` asks the client to close (`Connection: close`) once it has this response
+ * while uWS reads and drops the rest of the request body: closing the socket at once with
+ * unread bytes in it makes the kernel send a reset, and the client then loses the response (the
+ * audit saw 49 resets in 710 oversized bodies). `ex.closeConnection` (a streamed upload that
+ * failed part-way) still closes at once.
+ */
 function write(
   ex: Exchange,
   status: number,
@@ -48,7 +66,17 @@ function write(
     ex.res.writeStatus(statusLine(status));
     if (contentType) ex.res.writeHeader('Content-Type', contentType);
     if (headers) for (const name in headers) ex.res.writeHeader(name, headers[name]!);
-    ex.res.end(body, closeConnection || ex.closeConnection === true);
+    const hardClose = ex.closeConnection === true;
+    if (!hardClose) ex.res.writeHeader(closeConnection ? 'Connection' : 'Keep-Alive', closeConnection ? 'close' : KEEP_ALIVE);
+    if (ex.head) {
+      // uWS's endWithoutBody(length) would wait for that many bytes, and any argument at all is
+      // taken as a length: the length is written by hand and no argument is passed (HEAD requests
+      // carry no body, so there is nothing unread to close the connection over).
+      ex.res.writeHeader('Content-Length', String(body === undefined ? 0 : Buffer.byteLength(body)));
+      ex.res.endWithoutBody();
+    } else {
+      ex.res.end(body, hardClose);
+    }
   });
 }
 

@@ -3,7 +3,8 @@
  * The uWS application: route registration with 405/404 answers, the request lifecycle (copy
  * what is needed from the stack-allocated HttpRequest, attach onAborted, start reading the body,
  * map thrown errors to problem responses), listening, and graceful shutdown bookkeeping.
- * Route modules own their behaviour; this module owns no endpoint semantics.
+ * Route modules own their behaviour; this module owns no endpoint semantics. HEAD on a GET route
+ * runs the GET handler and is answered without its body (respond.ts), as RFC 9110 §9.3.2 asks.
  */
 import type { Logger } from 'pino';
 import { E } from '../errors.ts';
@@ -45,6 +46,13 @@ export interface RouteOptions {
 
 const METHOD_NAMES: Record<Method, string> = { get: 'GET', put: 'PUT', post: 'POST', del: 'DELETE' };
 
+/** The `Allow` value of a pattern: HEAD is allowed wherever GET is. */
+function allowHeader(methods: readonly Method[]): string {
+  const names = methods.map((m) => METHOD_NAMES[m]);
+  if (methods.includes('get')) names.push('HEAD');
+  return names.join(', ');
+}
+
 function decodeParam(raw: string): string {
   try {
     return decodeURIComponent(raw);
@@ -71,24 +79,25 @@ export class HttpServer {
   /** Registers a handler; other methods on the same pattern answer 405 with `Allow`. */
   route(method: Method, pattern: string, options: RouteOptions, handler: Handler): this {
     const paramCount = pattern.split('/').filter((s) => s.startsWith(':')).length;
-    this.#app[method](pattern, (res, req) => this.#run(res, req, paramCount, options, handler));
+    this.#app[method](pattern, (res, req) => this.#run(res, req, paramCount, options, handler, false));
+    if (method === 'get') this.#app.head(pattern, (res, req) => this.#run(res, req, paramCount, options, handler, true));
     let methods = this.#allowed.get(pattern);
     if (!methods) {
       methods = [];
       this.#allowed.set(pattern, methods);
       this.#app.any(pattern, (res, req) => {
-        const ex: Exchange = { res, aborted: false, done: false };
+        const method = req.getMethod().toUpperCase();
+        const ex: Exchange = { res, aborted: false, done: false, head: method === 'HEAD' };
         res.onAborted(() => (ex.aborted = true));
-        const allow = methods!.map((m) => METHOD_NAMES[m]).join(', ');
-        sendProblem(ex, E.methodNotAllowed(req.getMethod().toUpperCase(), req.getUrl(), allow), {}, this.#log);
+        sendProblem(ex, E.methodNotAllowed(method, req.getUrl(), allowHeader(methods!)), {}, this.#log);
       });
     }
     methods.push(method);
     return this;
   }
 
-  #run(res: HttpResponse, req: HttpRequest, paramCount: number, options: RouteOptions, handler: Handler): void {
-    const ex: Exchange = { res, aborted: false, done: false };
+  #run(res: HttpResponse, req: HttpRequest, paramCount: number, options: RouteOptions, handler: Handler, head: boolean): void {
+    const ex: Exchange = { res, aborted: false, done: false, head };
     res.onAborted(() => {
       ex.aborted = true;
       ex.onAbort?.();
@@ -109,7 +118,7 @@ export class HttpServer {
         contentLength: req.getHeader('content-length'),
         contentEncoding: req.getHeader('content-encoding'),
       };
-      if (options.readsBody) bodyPromise = readBody(ex, this.#maxBodyBytes, req.getHeader('content-length'));
+      if (options.readsBody) bodyPromise = readBody(ex, this.#maxBodyBytes, info.contentLength, info.contentEncoding);
     } catch (err) {
       sendProblem(ex, err, options.status, this.#log);
       this.#finish();
@@ -131,7 +140,7 @@ export class HttpServer {
   /** Answers 404 for every path no route matched. Call after the last route. */
   fallback(): this {
     this.#app.any('/*', (res, req) => {
-      const ex: Exchange = { res, aborted: false, done: false };
+      const ex: Exchange = { res, aborted: false, done: false, head: req.getMethod() === 'head' };
       res.onAborted(() => (ex.aborted = true));
       sendProblem(ex, E.notFound(req.getUrl()), {}, this.#log);
     });

@@ -2,10 +2,12 @@
  * @module recommend/list-cache
  * Computed lists kept for later slices (GET .../recommendations/lists): the whole `list_size`
  * list under an unguessable key, for the environment's configured lifetime. In memory on the
- * main thread. Invalidation: entries expire at their deadline; past `maxItems` item ids held in
- * all, the oldest lists go first (Map insertion order), so a client asking for many long lists
- * cannot grow the cache without bound. A restart forgets every list (clients then get 404, as
- * for an expired key).
+ * main thread. Invalidation: entries expire at their deadline; past `maxItems` held in all, the
+ * oldest lists go first (Map insertion order), so a client asking for many lists cannot grow the
+ * cache without bound. Each list counts its item ids plus LIST_OVERHEAD_ITEMS: its key, ids and
+ * objects cost about that many ids' worth, and counting ids alone let a million short lists
+ * hold several times the memory the bound meant. A restart forgets every list (clients then get
+ * 404, as for an expired key).
  */
 import { random16 } from '../random-pool.ts';
 
@@ -27,7 +29,12 @@ export interface CachedList {
 interface Entry {
   list: CachedList;
   expiresAt: number;
+  /** What the entry counts against maxItems. */
+  cost: number;
 }
+
+/** A cached list's own memory (key, request id, objects, Map and queue slots) in item ids' worth (~32 bytes each). */
+export const LIST_OVERHEAD_ITEMS = 16;
 
 export class ListCache {
   readonly #maxItems: number;
@@ -48,13 +55,14 @@ export class ListCache {
   /** Stores a list for `ttlSec`; returns its key (128 random bits, base64url). */
   put(list: CachedList, ttlSec: number, now = Date.now()): string {
     const key = Buffer.from(random16()).toString('base64url');
-    if (list.count > this.#maxItems) return key; // never fits: the key will answer 404
+    const cost = list.count + LIST_OVERHEAD_ITEMS;
+    if (cost > this.#maxItems) return key; // never fits: the key will answer 404
     // Expired lists leave from the front first (bounded work per put, no timer), then the oldest
     // while the new list would not fit.
     while (this.#head < this.#order.length) {
       const oldest = this.#order[this.#head]!;
       const entry = this.#entries.get(oldest);
-      if (entry && entry.expiresAt > now && this.#items + list.count <= this.#maxItems) break;
+      if (entry && entry.expiresAt > now && this.#items + cost <= this.#maxItems) break;
       if (entry) this.#drop(oldest, entry);
       this.#head++;
     }
@@ -62,9 +70,9 @@ export class ListCache {
       this.#order = this.#order.slice(this.#head);
       this.#head = 0;
     }
-    this.#entries.set(key, { list, expiresAt: now + ttlSec * 1000 });
+    this.#entries.set(key, { list, expiresAt: now + ttlSec * 1000, cost });
     this.#order.push(key);
-    this.#items += list.count;
+    this.#items += cost;
     return key;
   }
 
@@ -82,6 +90,6 @@ export class ListCache {
   /** Removes an entry; its key stays in #order until the queue reaches it (then skipped). */
   #drop(key: string, entry: Entry): void {
     this.#entries.delete(key);
-    this.#items -= entry.list.count;
+    this.#items -= entry.cost;
   }
 }

@@ -319,6 +319,8 @@ test('tokens of a configured external identity provider are accepted only with i
         audience: 'affinity',
         jwksUrl: `http://127.0.0.1:${idpPort}/jwks`,
         environmentsClaim: 'envs',
+        // The test IdP is on loopback, which the outbound guard refuses unless allowed.
+        outbound: { allow: ['127.0.0.1'] },
       },
     },
   });

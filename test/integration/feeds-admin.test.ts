@@ -28,7 +28,7 @@ test('configured and operator-added feeds: sync at start, read-only config feeds
   const configDir = tempDir('affinity-config-');
   const configFile = join(configDir, 'config.json');
   const writeConfig = (feedsOfDemo: Record<string, unknown>) =>
-    writeFileSync(configFile, JSON.stringify({ environments: { demo: { itemTypes: ['article', 'video', 'product'], feeds: feedsOfDemo } } }));
+    writeFileSync(configFile, JSON.stringify({ environments: { demo: { itemTypes: ['article', 'video', 'product'], feeds: feedsOfDemo, outbound: { allow: ['127.0.0.1'] } } } }));
   writeConfig({ news: { url: `${feeds.url}/a.rss`, format: 'rss', itemType: 'article', interval: '1h' } });
   const shared = sharedDataDir();
   t.after(() => shared.close());

@@ -91,7 +91,11 @@ before(async () => {
     config: {
       ingest: { feeds: { retries: 0 } },
       environments: {
-        demo: { itemTypes: ['article', 'video', 'product'], feeds: { cfg: { url: DEAD_URL, format: 'rss', itemType: 'article', interval: '1d' } } },
+        demo: {
+          itemTypes: ['article', 'video', 'product'],
+          feeds: { cfg: { url: DEAD_URL, format: 'rss', itemType: 'article', interval: '1d' } },
+          outbound: { allow: ['127.0.0.1'] },
+        },
         other: { itemTypes: ['article'] },
       },
     },

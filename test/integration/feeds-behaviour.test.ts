@@ -41,7 +41,13 @@ let n = 0;
 
 before(async () => {
   feeds = await startFeedServer();
-  server = await startServer({ config: { ingest: { feeds: { timeoutMs: 500, maxBodyBytes: 64 * 1024, retries: 2, retryBaseMs: 20 } } } });
+  server = await startServer({
+    config: {
+      ingest: { feeds: { timeoutMs: 500, maxBodyBytes: 64 * 1024, retries: 2, retryBaseMs: 20 } },
+      // The feed server is on loopback, which the outbound guard refuses unless allowed.
+      environments: { demo: { itemTypes: ['article', 'video', 'product'], outbound: { allow: ['127.0.0.1'] } } },
+    },
+  });
   api = apiClient(server, await getToken(server));
 });
 after(async () => {

@@ -10,6 +10,7 @@ import type { Config } from '../../config/types.ts';
 import { E } from '../../errors.ts';
 import type { IngestWorker } from '../../ingest/ingest-worker.ts';
 import { getFeed, getFeedStatus, listFeeds, newFeedId, putFeed, removeFeed } from '../../store/feeds.ts';
+import { parseAllowList, type AllowList } from '../../outbound/allow-list.ts';
 import type { Store } from '../../store/open.ts';
 import { authorize, type Authorizer } from '../auth.ts';
 import { environmentOf } from '../environment.ts';
@@ -38,10 +39,11 @@ export interface FeedRoutesDeps {
   environments: Config['environments'];
 }
 
-async function authorised(deps: FeedRoutesDeps, req: RequestInfo): Promise<{ environment: string; itemTypes: readonly string[] }> {
+async function authorised(deps: FeedRoutesDeps, req: RequestInfo): Promise<{ environment: string; itemTypes: readonly string[]; allow: AllowList }> {
   const environment = req.params[0] ?? '';
   await authorize(deps.auth, req.authorization, environment);
-  return { environment, itemTypes: environmentOf(deps.environments, environment).itemTypes };
+  const env = environmentOf(deps.environments, environment);
+  return { environment, itemTypes: env.itemTypes, allow: parseAllowList(env.outbound.allow) };
 }
 
 function knownFeed(deps: FeedRoutesDeps, environment: string, feedId: string) {
@@ -66,8 +68,8 @@ export function registerFeedRoutes(server: HttpServer, deps: FeedRoutesDeps): vo
   });
 
   server.route('post', all, { status: STATUS_WRITE, readsBody: true }, async (ex, req, body) => {
-    const { environment, itemTypes } = await authorised(deps, req);
-    const parsed = parseFeedBody(parseJsonBody(body), environment, undefined, itemTypes);
+    const { environment, itemTypes, allow } = await authorised(deps, req);
+    const parsed = parseFeedBody(parseJsonBody(body), environment, undefined, itemTypes, allow);
     if ('errors' in parsed) throw E.invalidRequest(parsed.errors.map((e) => `${e.path} ${e.message}`).join('; '), parsed.errors);
     const feedId = parsed.feedIdGiven ? parsed.feed.feedId : newFeedId();
     if (getFeed(deps.store, environment, feedId)) throw E.conflict(`Feed '${feedId}' already exists in environment '${environment}': PUT replaces it`);
@@ -82,12 +84,12 @@ export function registerFeedRoutes(server: HttpServer, deps: FeedRoutesDeps): vo
   });
 
   server.route('put', one, { status: STATUS_WRITE, readsBody: true }, async (ex, req, body) => {
-    const { environment, itemTypes } = await authorised(deps, req);
+    const { environment, itemTypes, allow } = await authorised(deps, req);
     const feedId = req.params[1] ?? '';
     const existing = getFeed(deps.store, environment, feedId);
     if (existing?.source === 'config') throw readOnly(feedId);
     if (!/^[A-Za-z0-9_.-]{1,64}$/.test(feedId)) throw E.invalidRequest(`'${feedId}' is not a feed id`, [{ path: 'feed_id', message: 'must be 1 to 64 of A-Z a-z 0-9 _ . -' }]);
-    const parsed = parseFeedBody(parseJsonBody(body), environment, feedId, itemTypes, existing);
+    const parsed = parseFeedBody(parseJsonBody(body), environment, feedId, itemTypes, allow, existing);
     if ('errors' in parsed) throw E.invalidRequest(parsed.errors.map((e) => `${e.path} ${e.message}`).join('; '), parsed.errors);
     const now = new Date().toISOString();
     const outcome = await putFeed(deps.store, { ...parsed.feed, source: 'api', createdAt: existing?.createdAt ?? now, updatedAt: now });

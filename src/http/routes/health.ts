@@ -3,16 +3,46 @@
  * Liveness for load balancers and the README's first check: 200 once requests are served, with
  * the model builder's progress (events applied, acceptance-to-model lag) for operators.
  */
+import type { AttemptStats } from '../../auth/attempt-limiter.ts';
 import type { ModelBuilder } from '../../model/builder.ts';
 import type { ModelTrainer } from '../../model/trainer.ts';
+import type { ProcessMonitor } from '../../process-monitor.ts';
 import { sendJson } from '../respond.ts';
 import type { HttpServer } from '../server.ts';
 
-export function registerHealthRoute(server: HttpServer, builder: ModelBuilder, trainer?: ModelTrainer): void {
+function processToWire(monitor: ProcessMonitor) {
+  const s = monitor.stats();
+  return {
+    rss_bytes: s.rssBytes,
+    rss_anon_bytes: s.rssAnonBytes ?? null,
+    heap_used_bytes: s.heapUsedBytes,
+    external_bytes: s.externalBytes,
+    event_loop_delay_ms: { p50: s.eventLoopDelay.p50Ms, p99: s.eventLoopDelay.p99Ms, max: s.eventLoopDelay.maxMs },
+  };
+}
+
+export interface HealthExtras {
+  /** Counters of the token endpoint (auth/attempt-limiter.ts). */
+  tokenEndpoint?: AttemptStats;
+  process?: ProcessMonitor;
+}
+
+export function registerHealthRoute(server: HttpServer, builder: ModelBuilder, trainer?: ModelTrainer, extras: HealthExtras = {}): void {
+  const { tokenEndpoint } = extras;
   server.route('get', '/health', { status: {} }, (ex) => {
     const stats = builder.stats;
     sendJson(ex, 200, {
       status: 'ok',
+      process: extras.process ? processToWire(extras.process) : null,
+      // Failed client authentications and refusals since start (auth/attempt-limiter.ts).
+      token_endpoint: tokenEndpoint
+        ? {
+            failed_attempts: tokenEndpoint.failedAttempts,
+            rate_limited: tokenEndpoint.rateLimited,
+            locked_out: tokenEndpoint.lockedOut,
+            lockouts: tokenEndpoint.lockouts,
+          }
+        : null,
       model_builder: stats
         ? {
             events_applied: stats.applied,

@@ -17,6 +17,7 @@ import { getImport, listImports, newImportId, putImport, rejectedRows, removeImp
 import type { Store } from '../../store/open.ts';
 import { environmentOf } from '../environment.ts';
 import { authorize, type Authorizer } from '../auth.ts';
+import { checkContentEncoding } from '../read-body.ts';
 import { sendJson, type StatusMap } from '../respond.ts';
 import type { HttpServer, RequestInfo } from '../server.ts';
 import { receiveUpload } from '../upload.ts';
@@ -84,9 +85,7 @@ export function registerImportRoutes(server: HttpServer, deps: ImportRoutesDeps)
           `Content-Type '${mediaType || '(none)'}' is not an import format: use ${Object.keys(UPLOAD_TYPES).join(', ')}`,
         );
       }
-      if (req.contentEncoding !== '' && req.contentEncoding.toLowerCase() !== 'identity') {
-        throw E.unsupportedMediaType(`Content-Encoding '${req.contentEncoding}' is not supported: send the file as it is`);
-      }
+      checkContentEncoding(req.contentEncoding);
       const importId = newImportId();
       const storedName = storedNameFor(importId, `upload${type.extension}`);
       // Recorded before the body arrives, as `receiving`: a restart discards it (no 202 was given).

@@ -2,8 +2,11 @@
  * @module http/routes/oauth
  * The OAuth 2.0 client-credentials token endpoint (RFC 6749 §4.4) and the JWKS that publishes
  * the public half of the signing key. Errors here use RFC 6749 §5.2 bodies, which OAuth client
- * libraries parse, rather than problem details.
+ * libraries parse, rather than problem details. Every request first takes a token from its source
+ * address's bucket, and one naming a client id from that id's bucket (and must find it not locked
+ * out), before any secret is checked (auth/attempt-limiter.ts): 429 with Retry-After otherwise.
  */
+import type { AttemptLimiter, Refusal } from '../../auth/attempt-limiter.ts';
 import { authenticateClient } from '../../auth/clients.ts';
 import type { SigningKey } from '../../auth/signing-key.ts';
 import { issueAccessToken } from '../../auth/tokens.ts';
@@ -19,6 +22,15 @@ export interface OAuthRoutesDeps {
   store: Store;
   key: SigningKey;
   config: AuthConfig;
+  limiter: AttemptLimiter;
+}
+
+function tooMany(ex: Parameters<typeof sendOAuthError>[0], refusal: Refusal): void {
+  const description =
+    refusal.reason === 'locked_out'
+      ? 'This client is locked after repeated failed authentications; retry later'
+      : 'Too many token requests; retry later';
+  sendOAuthError(ex, 429, 'temporarily_unavailable', description, { 'Retry-After': String(refusal.retryAfterSec) });
 }
 
 interface TokenRequest {
@@ -71,6 +83,10 @@ export function registerOAuthRoutes(server: HttpServer, deps: OAuthRoutesDeps): 
   const challenge = { 'WWW-Authenticate': 'Basic realm="affinity"' };
 
   server.route('post', '/api/oauth/token', { status: STATUS_TOKEN, readsBody: true }, async (ex, req, body) => {
+    // The TCP peer's address (a proxy in front is not looked through: SECURITY.md). Read here,
+    // not for every request: only this route needs it.
+    const byAddress = deps.limiter.admitAddress(Buffer.from(ex.res.getRemoteAddressAsText()).toString());
+    if (byAddress) return tooMany(ex, byAddress);
     const form = parseTokenRequest(req.contentType, body ?? Buffer.alloc(0));
     if (!form) return sendOAuthError(ex, 400, 'invalid_request', 'The request body is not a form or JSON object');
     const basic = req.authorization ? parseBasic(req.authorization) : undefined;
@@ -88,8 +104,14 @@ export function registerOAuthRoutes(server: HttpServer, deps: OAuthRoutesDeps): 
     if (!credentials.clientId || !credentials.clientSecret) {
       return sendOAuthError(ex, 401, 'invalid_client', 'Client authentication is missing', challenge);
     }
+    const byClient = deps.limiter.admitClient(credentials.clientId);
+    if (byClient) return tooMany(ex, byClient);
     const client = await authenticateClient(deps.store, credentials.clientId, credentials.clientSecret);
-    if (!client) return sendOAuthError(ex, 401, 'invalid_client', 'Client authentication failed', challenge);
+    if (!client) {
+      deps.limiter.recordFailure(credentials.clientId);
+      return sendOAuthError(ex, 401, 'invalid_client', 'Client authentication failed', challenge);
+    }
+    deps.limiter.recordSuccess(client.clientId);
 
     let environments = client.environments;
     if (form.scope !== undefined && form.scope.trim() !== '') {

@@ -6,6 +6,8 @@
  * show REDACTED, and a PUT carrying REDACTED keeps the stored value (so a GET, edit, PUT round
  * trip does not overwrite the secret with the placeholder).
  */
+import type { AllowList } from '../../outbound/allow-list.ts';
+import { literalRefusal } from '../../outbound/guard.ts';
 import { Ajv, type ErrorObject } from 'ajv';
 import { FEED_FORMATS, feedDefinitionProblems, formatInterval, parseInterval, DEFAULT_INTERVAL_SEC, type FeedDefinition, type FeedStatus } from '../../domain/feed.ts';
 import type { FieldError } from '../../errors.ts';
@@ -14,7 +16,8 @@ export const REDACTED = '(hidden)';
 
 const TEXT = { type: 'string', minLength: 1, maxLength: 1024 } as const;
 
-const FEED_BODY = {
+/** The feed definition body schema (also the fuzz test's starting point). */
+export const FEED_BODY = {
   type: 'object',
   additionalProperties: false,
   required: ['url', 'format', 'item_type'],
@@ -73,13 +76,16 @@ interface FeedBody {
 
 /**
  * Checks a definition body; returns the definition (without source and times) or the failing
- * fields. `existing` is the stored definition a PUT replaces (for a REDACTED header value).
+ * fields. `allow` is the environment's outbound allow list: a URL whose literal host it refuses
+ * (an internal address, `localhost`) is an error here, so it is never stored nor fetched.
+ * `existing` is the stored definition a PUT replaces (for a REDACTED header value).
  */
 export function parseFeedBody(
   body: unknown,
   environment: string,
   feedId: string | undefined,
   itemTypes: readonly string[],
+  allow: AllowList,
   existing?: FeedDefinition,
 ): { feed: Omit<FeedDefinition, 'source' | 'createdAt' | 'updatedAt'>; feedIdGiven: boolean } | { errors: FieldError[] } {
   if (!validateBody(body)) {
@@ -118,6 +124,8 @@ export function parseFeedBody(
   if (b.mapping) feed.mapping = { ...b.mapping };
   if (b.delimiter) feed.delimiter = b.delimiter;
   for (const [path, message] of feedDefinitionProblems(feed, itemTypes)) errors.push({ path, message });
+  const refusal = errors.some((e) => e.path === 'url') ? undefined : literalRefusal(feed.url, allow);
+  if (refusal) errors.push({ path: 'url', message: `${refusal}: not allowed for outbound fetches (see outbound.allow in the configuration)` });
   if (errors.length > 0) return { errors };
   return { feed, feedIdGiven: b.feed_id !== undefined };
 }

@@ -4,9 +4,14 @@
  * from the last applied body), a timeout covering connect to last byte, retries with exponential
  * backoff and jitter on network errors, timeouts, 408/425/429/5xx (Retry-After honoured, capped),
  * and a byte limit enforced while streaming (after decompression, so a small gzip bomb is cut
- * off too). Knows nothing of formats or the catalog.
+ * off too). Every request goes through outbound/guard.ts; a refused, closed or unreachable
+ * destination fails with one message (UNREACHABLE), so feed errors cannot map internal ports,
+ * and the reason is kept on the error for the log. Knows nothing of formats or the catalog.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Response } from 'undici';
+import type { AllowList } from '../../outbound/allow-list.ts';
+import { guardedFetch, OutboundRefused } from '../../outbound/guard.ts';
 
 export interface FetchPolicy {
   timeoutMs: number;
@@ -23,6 +28,8 @@ export interface FeedRequest {
   lastModified?: string;
   /** Aborts waiting and reading (service shutdown). */
   signal?: AbortSignal;
+  /** Internal destinations the feed's environment allows (outbound/allow-list.ts). */
+  allow?: AllowList;
 }
 
 export type FeedResponse =
@@ -37,13 +44,21 @@ export type FeedResponse =
       attempts: number;
     };
 
-/** A fetch that failed for good (after its retries); `httpStatus` when the server answered. */
+/** What a feed's status says for a destination refused by policy, closed or unreachable alike. */
+export const UNREACHABLE = 'the feed could not be reached';
+
+/**
+ * A fetch that failed for good (after its retries); `httpStatus` when the server answered;
+ * `detail` says why for the log (never shown to API clients: it would tell open ports from closed).
+ */
 export class FeedFetchError extends Error {
   readonly httpStatus?: number;
-  constructor(message: string, httpStatus?: number) {
+  readonly detail?: string;
+  constructor(message: string, httpStatus?: number, detail?: string) {
     super(message);
     this.name = 'FeedFetchError';
     if (httpStatus !== undefined) this.httpStatus = httpStatus;
+    if (detail !== undefined) this.detail = detail;
   }
 }
 
@@ -57,6 +72,7 @@ class Retriable extends Error {
     message: string,
     readonly httpStatus?: number,
     readonly retryAfterMs?: number,
+    readonly detail?: string,
   ) {
     super(message);
   }
@@ -101,12 +117,17 @@ async function attempt(request: FeedRequest, policy: FetchPolicy): Promise<FeedR
   const signal = request.signal ? AbortSignal.any([timeout, request.signal]) : timeout;
   let res: Response;
   try {
-    res = await fetch(request.url, { headers, signal, redirect: 'follow' });
+    res = await guardedFetch(request.url, { headers, signal }, request.allow);
   } catch (err) {
     if (request.signal?.aborted) throw new FeedFetchError('the poll was cancelled (service stopping)');
     if (timeout.aborted) throw new Retriable(`no answer within ${policy.timeoutMs} ms`);
-    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-    throw new Retriable(`request failed: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
+    // Refused by policy or not connected: the same message and the same retries, so the status
+    // of a feed pointed at an internal port tells nothing about that port.
+    const cause = (err as { cause?: unknown }).cause;
+    const refused = err instanceof OutboundRefused ? err : cause instanceof OutboundRefused ? cause : undefined;
+    const c = cause as { code?: string; message?: string } | undefined;
+    const detail = refused ? `refused: ${refused.message}` : `request failed: ${c?.code ?? c?.message ?? (err as Error).message}`;
+    throw new Retriable(UNREACHABLE, undefined, undefined, detail);
   }
   try {
     if (res.status === 304) {
@@ -145,7 +166,7 @@ export async function fetchFeed(request: FeedRequest, policy: FetchPolicy): Prom
     } catch (err) {
       if (!(err instanceof Retriable)) throw err;
       if (n > policy.retries) {
-        throw new FeedFetchError(`${err.message} (${n} attempt${n > 1 ? 's' : ''})`, err.httpStatus);
+        throw new FeedFetchError(`${err.message} (${n} attempt${n > 1 ? 's' : ''})`, err.httpStatus, err.detail);
       }
       // Exponential backoff with ±20% jitter, so feeds on one host do not retry in step.
       const backoff = policy.retryBaseMs * 2 ** (n - 1) * (0.8 + Math.random() * 0.4);

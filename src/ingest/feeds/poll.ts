@@ -11,6 +11,8 @@ import { MAX_REJECTED_SHOWN, emptyFeedStatus, type FeedDefinition, type FeedStat
 import type { CatalogWrite, Catalog } from '../../store/catalog.ts';
 import { toItem } from '../normalize.ts';
 import { decodeBody } from './decode.ts';
+import type { AllowList } from '../../outbound/allow-list.ts';
+import type { LogFn } from '../log.ts';
 import { FeedFetchError, fetchFeed, type FetchPolicy } from './fetch.ts';
 import { parseMapped } from './mapped.ts';
 import { FeedParseError, type ParsedFeed } from './parsed-feed.ts';
@@ -21,7 +23,11 @@ export interface PollDeps {
   /** Item types of the feed's environment. */
   itemTypes: readonly string[];
   policy: FetchPolicy;
+  /** Internal destinations the feed's environment allows. */
+  allow: AllowList;
   signal?: AbortSignal;
+  /** Why a fetch failed, beyond what the feed's status may say (outbound/guard.ts). */
+  log?: LogFn;
 }
 
 /** Entries written per transaction: a large feed does not hold the write lock for long. */
@@ -81,11 +87,14 @@ export async function pollFeed(def: FeedDefinition, previous: FeedStatus, deps: 
   let response;
   try {
     response = await fetchFeed(
-      { url: def.url, headers, ...(validators?.etag ? { etag: validators.etag } : {}), ...(validators?.lastModified ? { lastModified: validators.lastModified } : {}), ...(deps.signal ? { signal: deps.signal } : {}) },
+      { url: def.url, headers, allow: deps.allow, ...(validators?.etag ? { etag: validators.etag } : {}), ...(validators?.lastModified ? { lastModified: validators.lastModified } : {}), ...(deps.signal ? { signal: deps.signal } : {}) },
       deps.policy,
     );
   } catch (err) {
-    if (err instanceof FeedFetchError) return fail(`fetch: ${err.message}`, err.httpStatus);
+    if (err instanceof FeedFetchError) {
+      if (err.detail) deps.log?.('warn', { environment: def.environment, feed_id: def.feedId, url: def.url, detail: err.detail }, 'feed fetch failed');
+      return fail(`fetch: ${err.message}`, err.httpStatus);
+    }
     return fail(`fetch: ${(err as Error).message}`);
   }
   status.httpStatus = response.httpStatus;

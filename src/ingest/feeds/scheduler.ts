@@ -11,6 +11,7 @@ import { emptyFeedStatus, type FeedDefinition } from '../../domain/feed.ts';
 import type { Catalog } from '../../store/catalog.ts';
 import { getFeedStatus, listFeeds, pollRequestedAt, writeFeedStatus } from '../../store/feeds.ts';
 import type { Store } from '../../store/open.ts';
+import { parseAllowList, type AllowList } from '../../outbound/allow-list.ts';
 import type { LogFn } from '../log.ts';
 import type { FetchPolicy } from './fetch.ts';
 import { pollFeed } from './poll.ts';
@@ -31,6 +32,8 @@ export class FeedScheduler {
   readonly #o: SchedulerOptions;
   readonly #inFlight = new Map<string, Promise<void>>();
   readonly #abort = new AbortController();
+  /** Each environment's outbound allow list, parsed once (the guard pools connections per list). */
+  readonly #allow = new Map<string, AllowList>();
   #timer: NodeJS.Timeout | undefined;
 
   constructor(options: SchedulerOptions) {
@@ -72,7 +75,14 @@ export class FeedScheduler {
     const run = (async () => {
       const previous = getFeedStatus(o.store, def.environment, def.feedId) ?? emptyFeedStatus();
       const itemTypes = o.environments[def.environment]?.itemTypes ?? [];
-      const status = await pollFeed(def, previous, { catalog: o.catalog, itemTypes, policy: o.policy, signal: this.#abort.signal });
+      const status = await pollFeed(def, previous, {
+        catalog: o.catalog,
+        itemTypes,
+        policy: o.policy,
+        allow: this.#allowFor(def.environment),
+        signal: this.#abort.signal,
+        log: o.log,
+      });
       status.nextPollAt = Date.parse(status.lastPollAt!) + def.intervalSec * 1000;
       await writeFeedStatus(o.store, def.environment, def.feedId, status);
       const summary = {
@@ -91,6 +101,15 @@ export class FeedScheduler {
       .finally(() => this.#inFlight.delete(key));
     this.#inFlight.set(key, run);
     return run;
+  }
+
+  #allowFor(environment: string): AllowList {
+    let allow = this.#allow.get(environment);
+    if (!allow) {
+      allow = parseAllowList(this.#o.environments[environment]?.outbound.allow ?? []);
+      this.#allow.set(environment, allow);
+    }
+    return allow;
   }
 
   /** Polls a feed now, or joins its poll in flight; resolves false when the feed is unknown. */

@@ -87,3 +87,37 @@ test('an unreadable or unparsable file is reported with its path', () => {
   const [parse] = problemsOf({ AFFINITY_CONFIG: broken });
   assert.match(parse!, /is not valid JSON or YAML/);
 });
+
+test('outbound allowances: bad entries, and internal feed or JWKS URLs without an allowance, stop the start naming the key', () => {
+  const file = configFile(
+    'outbound.json',
+    JSON.stringify({
+      auth: { external: { issuer: 'https://idp', audience: 'a', jwksUrl: 'http://169.254.169.254/jwks', environmentsClaim: 'envs', outbound: { allow: ['10.0.0.0/33'] } } },
+      environments: {
+        shop: {
+          itemTypes: ['product'],
+          outbound: { allow: ['not a host', 'feeds.corp.example'] },
+          feeds: { local: { url: 'http://127.0.0.1:8080/feed.rss', format: 'rss', itemType: 'product' } },
+        },
+      },
+    }),
+  );
+  const problems = problemsOf({ AFFINITY_CONFIG: file });
+  assert.ok(problems.some((p) => /^environments\.shop\.outbound\.allow\.0 'not a host'/.test(p)), problems.join('\n'));
+  assert.ok(problems.some((p) => /^environments\.shop\.feeds\.local\.url points at an internal address.*outbound\.allow/.test(p)), problems.join('\n'));
+  assert.ok(problems.some((p) => /^auth\.external\.outbound\.allow\.0 '10\.0\.0\.0\/33' is not a valid CIDR/.test(p)), problems.join('\n'));
+  assert.ok(problems.some((p) => /^auth\.external\.jwksUrl points at an internal address/.test(p)), problems.join('\n'));
+  assert.equal(problems.length, 4, problems.join('\n'));
+});
+
+test('an allowance lets an internal feed and JWKS URL through, and environments default to none', () => {
+  const file = configFile(
+    'allowed.json',
+    JSON.stringify({
+      auth: { external: { issuer: 'https://idp', audience: 'a', jwksUrl: 'http://10.1.2.3/jwks', environmentsClaim: 'envs', outbound: { allow: ['10.0.0.0/8'] } } },
+      environments: { shop: { itemTypes: ['product'], outbound: { allow: ['127.0.0.1'] }, feeds: { local: { url: 'http://127.0.0.1:8080/feed.rss', format: 'rss', itemType: 'product' } } } },
+    }),
+  );
+  assert.deepEqual(loadConfig({ AFFINITY_CONFIG: file }).environments.shop?.outbound.allow, ['127.0.0.1']);
+  assert.deepEqual(loadConfig({}).environments.demo?.outbound.allow, []);
+});

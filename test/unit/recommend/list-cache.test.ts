@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ListCache, type CachedList } from '../../../src/recommend/list-cache.ts';
+import { LIST_OVERHEAD_ITEMS, ListCache, type CachedList } from '../../../src/recommend/list-cache.ts';
+
+/** Room for `ids` item ids in `lists` lists. */
+const room = (ids: number, lists: number) => ids + lists * LIST_OVERHEAD_ITEMS;
 
 const LIST: CachedList = {
   environment: 'demo',
@@ -14,7 +17,7 @@ const LIST: CachedList = {
 };
 
 test('a stored list is found by its key until it expires, and only in its environment', () => {
-  const cache = new ListCache(10);
+  const cache = new ListCache(room(10, 1));
   const key = cache.put(LIST, 60, 1000);
   assert.match(key, /^[A-Za-z0-9_-]{22}$/);
   assert.deepEqual(cache.get('demo', key, 1000 + 59_999), LIST);
@@ -24,7 +27,7 @@ test('a stored list is found by its key until it expires, and only in its enviro
 });
 
 test('past maxItems item ids held, the oldest lists are dropped until the new one fits', () => {
-  const cache = new ListCache(7); // two lists of 3 fit, a third needs the first's room
+  const cache = new ListCache(room(7, 2)); // two lists of 3 fit, a third needs the first's room
   const first = cache.put(LIST, 60, 0);
   const second = cache.put(LIST, 60, 0);
   const third = cache.put(LIST, 60, 0);
@@ -38,7 +41,7 @@ test('past maxItems item ids held, the oldest lists are dropped until the new on
 });
 
 test('a list longer than the whole cache is not kept (its key answers 404), and the others stay', () => {
-  const cache = new ListCache(4);
+  const cache = new ListCache(room(4, 1));
   const kept = cache.put(LIST, 60, 0);
   const tooLong = cache.put({ ...LIST, ids: 'a\nb\nc\nd\ne', count: 5 }, 60, 0);
   assert.equal(cache.get('demo', tooLong, 0), undefined);
@@ -46,9 +49,16 @@ test('a list longer than the whole cache is not kept (its key answers 404), and 
 });
 
 test('expired lists free their room for new ones', () => {
-  const cache = new ListCache(3);
+  const cache = new ListCache(room(3, 1));
   const old = cache.put(LIST, 1, 0);
   const fresh = cache.put(LIST, 60, 2000);
   assert.equal(cache.get('demo', old, 2000), undefined);
   assert.ok(cache.get('demo', fresh, 2000));
+});
+
+test('each list counts its own overhead: many one-item lists do not fill more than the bound', () => {
+  const cache = new ListCache(room(10, 5)); // five lists of up to 2 ids
+  const keys = Array.from({ length: 6 }, () => cache.put({ ...LIST, ids: 'a', count: 1 }, 60, 0));
+  assert.equal(cache.get('demo', keys[0]!, 0), undefined, 'the sixth one-item list pushed out the first');
+  for (const key of keys.slice(1)) assert.ok(cache.get('demo', key, 0));
 });

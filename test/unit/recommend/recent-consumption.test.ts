@@ -10,7 +10,7 @@ const view = (item: string, who: Record<string, unknown>) => ({
   action_item_type: 'article',
   ...who,
 });
-const ROTATE_MS = 2.5 * 60_000;
+const ROTATE_MS = 30_000;
 /** Items a..z are ix 0..25; anything else is unknown. */
 const resolve = (_type: string, id: string) => (/^[a-z]$/.test(id) ? id.charCodeAt(0) - 97 : undefined);
 const ids = (entries: readonly number[] | undefined) => {
@@ -58,4 +58,16 @@ test('an entry outlives one rotation and is gone after two', () => {
   assert.equal(recent.ofUser('demo', 'u2'), undefined, 'two rotations since u2 was seen');
   assert.equal(recent.ofUser('demo', 'u1'), undefined, 'two rotations since u1 was seen');
   assert.deepEqual(ids(recent.ofUser('demo', 'u3')), ['d', 'e']);
+});
+
+test('a user seen in every generation keeps only the last two rotations of entries, not the last 50 for ever', () => {
+  const start = Date.now();
+  const recent = new RecentConsumption(start);
+  // Five views a rotation for 40 rotations: every rotation carries the user over.
+  const step = ROTATE_MS / 5;
+  for (let n = 0; n < 200; n++) recorded([view(String.fromCharCode(97 + (n % 26)), { user_id: 'u1' })], start + n * step, recent);
+  const kept = recent.ofUser('demo', 'u1')!;
+  // Carried: under two rotations old; plus up to one rotation recorded since: 15 views at most.
+  assert.ok(kept.length / 3 <= 16, `kept ${kept.length / 3} entries`);
+  assert.equal(kept.at(-3), 199 % 26, 'the newest is kept');
 });
