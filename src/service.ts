@@ -20,6 +20,7 @@ import { registerModelRoutes } from './http/routes/model.ts';
 import { registerOAuthRoutes } from './http/routes/oauth.ts';
 import { registerRecommendationRoutes } from './http/routes/recommendations.ts';
 import { registerReportRoutes } from './http/routes/reports.ts';
+import { assertPortFree } from './http/port-check.ts';
 import { HttpServer } from './http/server.ts';
 import { IngestWorker } from './ingest/ingest-worker.ts';
 import { ModelBuilder } from './model/builder.ts';
@@ -52,6 +53,7 @@ async function ensureDemoClient(config: Config, store: Store, log: Logger): Prom
 }
 
 export async function startService(config: Config, log: Logger): Promise<RunningService> {
+  if (!config.server.reusePort) await assertPortFree(config.server.host, config.server.port);
   const store = new Store(config.store);
   let builder: ModelBuilder | undefined;
   let trainer: ModelTrainer | undefined;
@@ -104,7 +106,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
       maxUploadBytes: config.ingest.imports.maxUploadBytes,
     });
     server.fallback();
-    const port = await server.listen(config.server.host, config.server.port);
+    const port = await server.listen(config.server.host, config.server.port, config.server.reusePort);
 
     let stopping: Promise<void> | undefined;
     const stop = () =>

@@ -40,11 +40,12 @@ export const ENVIRONMENT_DEFAULTS: EnvironmentConfig = {
       maxSeeds: 100,
     },
   },
+  cors: { allowedOrigins: [] },
   feeds: {},
 };
 
 export const DEFAULT_CONFIG: Config = {
-  server: { host: '0.0.0.0', port: 8080, maxBodyBytes: 1024 * 1024, shutdownTimeoutMs: 10_000 },
+  server: { host: '0.0.0.0', port: 8080, maxBodyBytes: 1024 * 1024, shutdownTimeoutMs: 10_000, reusePort: false, compressMinBytes: 1024 },
   // One core stays with the main thread (HTTP, validation) and the model builder.
   recommend: {
     workers: Math.max(1, availableParallelism() - 1),
@@ -61,7 +62,8 @@ export const DEFAULT_CONFIG: Config = {
     // SPEC.md allows up to 30 minutes per file; a 1 GiB CSV is millions of rows.
     imports: { maxUploadBytes: 1024 ** 3, batchRows: 2000, scanIntervalMs: 1000, settleMs: 2000 },
   },
-  log: { level: 'info' },
+  // No access line per request by default: the hot path only updates metrics.
+  log: { level: 'info', accessSampleRate: 0 },
   environments: {
     demo: {
       ...ENVIRONMENT_DEFAULTS,

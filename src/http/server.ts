@@ -12,6 +12,7 @@ import { sendProblem, type Exchange, type StatusMap } from './respond.ts';
 import {
   closeListenSocket,
   createApp,
+  LISTEN_EXCLUSIVE_PORT,
   listenSocketPort,
   type HttpRequest,
   type HttpResponse,
@@ -41,6 +42,14 @@ export interface RouteOptions {
   status: StatusMap;
   /** Read the body (under the configured limit) before calling the handler. */
   readsBody?: boolean;
+}
+
+/** The listening port is taken by another process (or binding it is not permitted). */
+export class PortUnavailableError extends Error {
+  constructor(host: string, port: number) {
+    super(`Cannot listen on ${host}:${port}: the port is already in use (or not permitted). Stop the other process or choose another port with AFFINITY_PORT.`);
+    this.name = 'PortUnavailableError';
+  }
 }
 
 const METHOD_NAMES: Record<Method, string> = { get: 'GET', put: 'PUT', post: 'POST', del: 'DELETE' };
@@ -138,17 +147,25 @@ export class HttpServer {
     return this;
   }
 
-  /** Starts listening; resolves with the bound port (useful with port 0). */
-  listen(host: string, port: number): Promise<number> {
+  /**
+   * Starts listening; resolves with the bound port (useful with port 0). Rejects with
+   * PortUnavailableError when the port is taken (or not permitted); with `reusePort` the port is
+   * shared with other processes that also ask for it.
+   */
+  listen(host: string, port: number, reusePort = false): Promise<number> {
     return new Promise((resolve, reject) => {
-      this.#app.listen(host, port, (socket) => {
+      const onListen = (socket: us_listen_socket | false) => {
         if (!socket) {
-          reject(new Error(`Cannot listen on ${host}:${port}`));
+          reject(new PortUnavailableError(host, port));
           return;
         }
         this.#listenSocket = socket;
         resolve(listenSocketPort(socket));
-      });
+      };
+      // The typings lack the (host, port, options, cb) form the binding accepts.
+      const listen = this.#app.listen as unknown as (h: string, p: number, o: number, cb: typeof onListen) => void;
+      if (reusePort) this.#app.listen(host, port, onListen);
+      else listen.call(this.#app, host, port, LISTEN_EXCLUSIVE_PORT, onListen);
     });
   }
 

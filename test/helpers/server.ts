@@ -1,5 +1,6 @@
-// Starts the real service (`src/main.ts`) as a child process on a free port with a fresh data
-// directory, and reads its demo client credentials from its first-start log line.
+// Starts the real service (`src/main.ts` through tsx, or the build `dist/main.js` with plain node
+// as `npm start` runs it) as a child process on a free port with a fresh data directory, and
+// reads its demo client credentials from its first-start log line.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,6 +32,8 @@ export interface StartOptions {
   /** Configuration written to a temporary JSON file and passed as AFFINITY_CONFIG. */
   config?: unknown;
   env?: Record<string, string>;
+  /** Run the build (`node dist/main.js`, as `npm start` does; scripts/test.ts builds it) instead of the sources. */
+  built?: boolean;
 }
 
 export function tempDir(prefix = 'affinity-test-'): string {
@@ -55,7 +58,8 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     writeFileSync(file, JSON.stringify(options.config));
     env.AFFINITY_CONFIG = file;
   }
-  const proc = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/main.ts')], {
+  const args = options.built ? [join(ROOT, 'dist/main.js')] : ['--import', 'tsx', join(ROOT, 'src/main.ts')];
+  const proc = spawn(process.execPath, args, {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
