@@ -21,7 +21,10 @@ import { registerOAuthRoutes } from './http/routes/oauth.ts';
 import { registerRecommendationRoutes } from './http/routes/recommendations.ts';
 import { registerReportRoutes } from './http/routes/reports.ts';
 import { assertPortFree } from './http/port-check.ts';
+import { registerMetricsRoute } from './http/routes/metrics.ts';
+import { registerReadyRoute } from './http/routes/ready.ts';
 import { HttpServer } from './http/server.ts';
+import { ServiceMetrics } from './metrics/service-metrics.ts';
 import { IngestWorker } from './ingest/ingest-worker.ts';
 import { ModelBuilder } from './model/builder.ts';
 import { ModelTrainer } from './model/trainer.ts';
@@ -31,9 +34,14 @@ import { RecentConsumption } from './recommend/recent-consumption.ts';
 import { RequestCounter } from './recommend/request-counter.ts';
 import { Catalog } from './store/catalog.ts';
 import { EventLog } from './store/event-log.ts';
-import { syncConfigFeeds } from './store/feeds.ts';
+import { getFeedStatus, listFeeds, syncConfigFeeds } from './store/feeds.ts';
+import { listImports } from './store/imports.ts';
 import { Store } from './store/open.ts';
 import { readTrainedMeta } from './store/trained-model.ts';
+
+const CORS_PATTERNS = ['/api/:environment/events', '/api/:environment/recommendations/requests', '/api/:environment/recommendations/lists'];
+/** Imports counted per environment in /metrics (the newest; older ones are settled history). */
+const METRICS_IMPORTS_LISTED = 1000;
 
 export interface RunningService {
   port: number;
@@ -79,11 +87,45 @@ export async function startService(config: Config, log: Logger): Promise<Running
     }
     ingest = await IngestWorker.start(config, store, log);
     const recent = new RecentConsumption(new Map(Object.entries(config.environments).map(([name, env]) => [name, env.model.eventWeights])));
-    const server = new HttpServer({ maxBodyBytes: config.server.maxBodyBytes, log });
+    const metrics = new ServiceMetrics();
+    const server = new HttpServer({
+      maxBodyBytes: config.server.maxBodyBytes,
+      log,
+      metrics,
+      accessSampleRate: config.log.accessSampleRate,
+      compressMinBytes: config.server.compressMinBytes,
+    });
+    // Browsers call these two from shop pages; the other endpoints are for backends and operators.
+    server.cors(CORS_PATTERNS, (environment) => config.environments[environment]?.cors.allowedOrigins);
+    const b = builder;
+    const t = trainer;
+    const p = pool;
+    const i = ingest;
+    metrics.setSources({
+      builder: () => b.stats,
+      trainer: () => t.stats,
+      poolQueueDepth: () => p.queueDepth,
+      dataDir: config.store.dataDir,
+      feeds: () =>
+        listFeeds(store).map((f) => {
+          const s = getFeedStatus(store, f.environment, f.feedId);
+          return { environment: f.environment, feedId: f.feedId, polls: s?.polls ?? 0, outcome: s?.outcome, consecutiveFailures: s?.consecutiveFailures ?? 0, entriesRejected: s?.entriesRejected ?? 0 };
+        }),
+      imports: () => Object.keys(config.environments).flatMap((environment) => listImports(store, environment, METRICS_IMPORTS_LISTED)),
+    });
     registerHealthRoute(server, builder, trainer);
+    registerReadyRoute(server, {
+      environments: Object.keys(config.environments),
+      probeStore: () => void store.meta.get('ready-probe'),
+      builder: b,
+      ingest: i,
+      pool: p,
+      rankWorkers: config.recommend.workers,
+    });
+    registerMetricsRoute(server, metrics);
     registerOAuthRoutes(server, { store, key, config: config.auth });
     registerItemRoutes(server, { catalog: new Catalog(store), auth, environments: config.environments });
-    registerEventRoutes(server, { eventLog: new EventLog(store), recent, auth, environments: config.environments });
+    registerEventRoutes(server, { eventLog: new EventLog(store), recent, auth, environments: config.environments, metrics });
     requests = new RequestCounter(store);
     registerRecommendationRoutes(server, {
       requests,

@@ -4,6 +4,8 @@
  * called before the handler's first await: uWS delivers data only to a handler attached in the
  * same tick.
  */
+import { promisify } from 'node:util';
+import { gunzip, inflate } from 'node:zlib';
 import { E } from '../errors.ts';
 import type { Exchange } from './respond.ts';
 
@@ -44,5 +46,25 @@ export function parseJsonBody(body: Buffer | undefined): unknown {
     return JSON.parse(body.toString('utf8'));
   } catch (err) {
     throw E.bodyNotJson((err as Error).message);
+  }
+}
+
+const gunzipAsync = promisify(gunzip);
+const inflateAsync = promisify(inflate);
+
+/**
+ * Decodes a `gzip` or `deflate` (zlib, RFC 9110 §8.4.1.2) body off the main thread, refusing
+ * output past `maxBytes` with E.bodyTooLarge and a corrupt stream with E.invalidRequest. Any
+ * other coding is returned as it is, for the route to judge.
+ */
+export async function decodeContentEncoding(body: Buffer, contentEncoding: string, maxBytes: number): Promise<Buffer> {
+  const coding = contentEncoding.trim().toLowerCase();
+  const decode = coding === 'gzip' || coding === 'x-gzip' ? gunzipAsync : coding === 'deflate' ? inflateAsync : undefined;
+  if (!decode) return body;
+  try {
+    return await decode(body, { maxOutputLength: maxBytes });
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw E.bodyTooLarge(maxBytes);
+    throw E.invalidRequest(`The request body is not valid ${coding} data: ${(err as Error).message}`, [{ path: '(body)', message: `is not valid ${coding} data` }]);
   }
 }

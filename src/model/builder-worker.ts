@@ -38,7 +38,9 @@ export interface BuilderStats {
   /** Events applied and written since start. */
   applied: number;
   /** Acceptance-to-write lag since start. */
-  lag: ReturnType<LagHistogram['summary']>;
+  lag: Awaited<ReturnType<LagHistogram['summary']>>;
+  /** The lag histogram for /metrics (prom-client JSON). */
+  metrics: Awaited<ReturnType<LagHistogram['metrics']>>;
   /** Events (partly) skipped since start, by reason. */
   skipped: Record<string, number>;
   /** Last event sequence number written, per environment. */
@@ -116,8 +118,8 @@ function flush(): void {
   unwritten.length = 0;
 }
 
-function postStats(): void {
-  const stats: BuilderStats = { type: 'stats', applied, lag: lag.summary(), skipped: Object.fromEntries(skipped), positions: { ...written } };
+async function postStats(): Promise<void> {
+  const stats: BuilderStats = { type: 'stats', applied, lag: await lag.summary(), metrics: await lag.metrics(), skipped: Object.fromEntries(skipped), positions: { ...written } };
   parentPort!.postMessage(stats);
 }
 
@@ -131,14 +133,14 @@ while (!stopping) {
     lastFlush = Date.now();
   }
   if (Date.now() - lastStats >= data.statsIntervalMs) {
-    postStats();
+    await postStats();
     lastStats = Date.now();
   }
   // Yield to the event loop either way so a 'stop' message is seen.
   await sleep(consumed > 0 ? 0 : data.pollMs);
 }
 flush();
-postStats();
+await postStats();
 await store.close();
 // The 'message' listener keeps parentPort referenced, which would keep this thread (and so a
 // graceful shutdown) alive forever; closing it lets the thread exit once the stats are sent.

@@ -9,11 +9,13 @@ import type { Config } from '../../config/types.ts';
 import {
   EVENT_CHANNELS,
   STANDARD_PAGE_TYPES,
+  EVENT_TYPES,
   checkEvent,
   type EventVocabulary,
   type TrackedEvent,
 } from '../../domain/event.ts';
 import { E, type FieldError } from '../../errors.ts';
+import type { ServiceMetrics } from '../../metrics/service-metrics.ts';
 import type { RecentConsumption } from '../../recommend/recent-consumption.ts';
 import type { EventLog } from '../../store/event-log.ts';
 import { authorize, type Authorizer } from '../auth.ts';
@@ -44,6 +46,13 @@ export interface EventRoutesDeps {
   recent: RecentConsumption;
   auth: Authorizer;
   environments: Config['environments'];
+  metrics: ServiceMetrics;
+}
+
+/** An event's type as a metric label: types outside SPEC.md's table become `unknown`. */
+function typeLabel(event: unknown): string {
+  const type = (event as { event_type?: unknown } | null)?.event_type;
+  return typeof type === 'string' && Object.hasOwn(EVENT_TYPES, type) ? type : 'unknown';
 }
 
 function vocabularies(environments: Config['environments']): Map<string, EventVocabulary> {
@@ -107,12 +116,14 @@ export function registerEventRoutes(server: HttpServer, deps: EventRoutesDeps): 
       });
     }
     if (errors.length > 0) {
+      deps.metrics.countEvents(environment, 'rejected', events.map(typeLabel));
       const shown = errors.slice(0, MAX_ERRORS_IN_TITLE).map((e) => `events[${e.index}]: ${e.message}`);
       if (errors.length > MAX_ERRORS_IN_TITLE) shown.push(`and ${errors.length - MAX_ERRORS_IN_TITLE} more`);
       throw E.invalidEvents(shown.join('; '), errors);
     }
     await deps.eventLog.append(environment, events as TrackedEvent[], body!);
     deps.recent.record(environment, events as TrackedEvent[]);
+    deps.metrics.countEvents(environment, 'accepted', events.map(typeLabel));
     sendEmpty(ex, 200);
   });
 
