@@ -21,6 +21,7 @@ import { registerOAuthRoutes } from './http/routes/oauth.ts';
 import { registerRecommendationRoutes } from './http/routes/recommendations.ts';
 import { registerReportRoutes } from './http/routes/reports.ts';
 import { assertPortFree } from './http/port-check.ts';
+import { registerDocsRoutes } from './http/routes/docs.ts';
 import { registerMetricsRoute } from './http/routes/metrics.ts';
 import { registerReadyRoute } from './http/routes/ready.ts';
 import { HttpServer } from './http/server.ts';
@@ -38,6 +39,7 @@ import { getFeedStatus, listFeeds, syncConfigFeeds } from './store/feeds.ts';
 import { listImports } from './store/imports.ts';
 import { Store } from './store/open.ts';
 import { readTrainedMeta } from './store/trained-model.ts';
+import { packageVersion } from './version.ts';
 
 const CORS_PATTERNS = ['/api/:environment/events', '/api/:environment/recommendations/requests', '/api/:environment/recommendations/lists'];
 /** Imports counted per environment in /metrics (the newest; older ones are settled history). */
@@ -147,6 +149,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
       dataDir: config.store.dataDir,
       maxUploadBytes: config.ingest.imports.maxUploadBytes,
     });
+    registerDocsRoutes(server, packageVersion());
     server.fallback();
     const port = await server.listen(config.server.host, config.server.port, config.server.reusePort);
 

@@ -110,7 +110,7 @@ export class HttpServer {
   readonly #compressMinBytes: number | undefined;
   readonly #allowed = new Map<string, Method[]>();
   /** Route patterns as registered, for the OpenAPI check and /metrics labels. */
-  readonly routes: Array<{ method: Method; pattern: string }> = [];
+  readonly routes: Array<{ method: Method; pattern: string; status: StatusMap; cors: boolean }> = [];
   #listenSocket: us_listen_socket | undefined;
   #inFlight = 0;
   #idle: (() => void) | undefined;
@@ -139,7 +139,7 @@ export class HttpServer {
     const paramCount = pattern.split('/').filter((s) => s.startsWith(':')).length;
     const observe = this.#metrics?.requestObserver(pattern, METHOD_NAMES[method]);
     this.#app[method](pattern, (res, req) => this.#run(res, req, paramCount, options, handler, observe));
-    this.routes.push({ method, pattern });
+    this.routes.push({ method, pattern, status: routeOptions.status, cors: corsOrigins !== undefined });
     let methods = this.#allowed.get(pattern);
     if (!methods) {
       methods = [];

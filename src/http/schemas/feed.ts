@@ -14,7 +14,7 @@ export const REDACTED = '(hidden)';
 
 const TEXT = { type: 'string', minLength: 1, maxLength: 1024 } as const;
 
-const FEED_BODY = {
+export const FEED_BODY = {
   type: 'object',
   additionalProperties: false,
   required: ['url', 'format', 'item_type'],

@@ -16,7 +16,7 @@ const LABEL = { type: 'string', minLength: 1, maxLength: 256 } as const;
 const LABELS = { type: 'array', maxItems: 100, items: LABEL } as const;
 const TIMESTAMP = { type: 'string', format: 'date-time', maxLength: 64 } as const;
 
-const ITEM_SCHEMA = {
+export const ITEM_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   required: ['environment', 'item_id', 'item_type'],

@@ -25,7 +25,7 @@ const DETAIL_PAGES = new Set(['article_detail', 'product_detail', 'video_detail'
 const ID = { type: 'string', minLength: 1, maxLength: MAX_ID_LENGTH } as const;
 const NAME = { type: 'string', minLength: 1, maxLength: 256 } as const;
 
-const REQUEST_SCHEMA = {
+export const REQUEST_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   required: ['page_type', 'channel', 'device_id', 'lists'],
