@@ -32,7 +32,7 @@ const OPERATIONS: Record<string, Operation> = {
   'GET /metrics': { summary: 'Prometheus metrics (text format)', tag: 'operations', ok: { 200: { 'text/plain': '' } } },
   'GET /api/openapi.json': { summary: 'This document', tag: 'operations', ok: { 200: { [JSON_TYPE]: '' } } },
   'GET /docs': { summary: 'API documentation page (Swagger UI)', tag: 'operations', ok: { 200: { 'text/html': '' } } },
-  'GET /docs/:asset': { summary: 'A Swagger UI asset', tag: 'operations', ok: { 200: { 'application/octet-stream': '' } } },
+  'GET /docs/:asset': { summary: 'A Swagger UI asset', tag: 'operations', ok: { 200: { 'text/css': '', 'text/javascript': '', 'image/png': '' } } },
   'POST /api/oauth/token': { summary: 'OAuth 2.0 client-credentials grant (Basic or form client authentication)', tag: 'auth', body: { 'application/x-www-form-urlencoded': 'TokenRequest' }, ok: { 200: { [JSON_TYPE]: 'Token' }, 400: { [JSON_TYPE]: 'OAuthError' }, 401: { [JSON_TYPE]: 'OAuthError' } } },
   'GET /.well-known/jwks.json': { summary: 'Public keys of the token signer', tag: 'auth', ok: { 200: { [JSON_TYPE]: 'Jwks' } } },
   'PUT /api/:environment/items/:item_type/:item_id': { summary: 'Create or replace an item (an empty body re-enables a known one)', tag: 'items', auth: true, body: { [JSON_TYPE]: 'Item' }, ok: { 200: '' } },
@@ -74,7 +74,12 @@ const OPERATIONS: Record<string, Operation> = {
   'POST /api/:environment/feeds/:feed_id/poll': { summary: 'Poll a feed now', tag: 'feeds', auth: true, ok: { 200: { [JSON_TYPE]: 'Feed' } } },
   'POST /api/:environment/imports': { summary: 'Upload a catalog file (CSV, JSON, XML; gzip allowed) for import', tag: 'imports', auth: true, body: { 'text/csv': '', [JSON_TYPE]: '', 'application/xml': '' }, ok: { 202: { [JSON_TYPE]: 'Import' } } },
   'GET /api/:environment/imports': { summary: 'Recent imports', tag: 'imports', auth: true, query: [{ name: 'limit', schema: INT }], ok: { 200: { [JSON_TYPE]: 'ImportList' } } },
-  'GET /api/:environment/imports/:import_id': { summary: 'An import: state, counters, rejected rows', tag: 'imports', auth: true, ok: { 200: { [JSON_TYPE]: 'Import' } } },
+  'GET /api/:environment/imports/:import_id': {
+    summary: 'An import: state, counters, rejected rows',
+    tag: 'imports',
+    auth: true,
+    query: [{ name: 'rejected_after', schema: { type: 'integer', minimum: 0 } }, { name: 'rejected_limit', schema: INT }],
+    ok: { 200: { [JSON_TYPE]: 'Import' } } },
 };
 
 const METHOD_NAMES: Record<Method, string> = { get: 'GET', put: 'PUT', post: 'POST', del: 'DELETE' };

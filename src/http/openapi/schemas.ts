@@ -79,7 +79,12 @@ const RECOMMENDED_LIST = {
     limit: { type: 'integer', minimum: 0 },
     items: {
       type: 'array',
-      items: { type: 'object', required: ['id'], properties: { id: { type: 'string' }, item_type: { type: 'string' }, information_field: {} } },
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['item_id', 'rank'],
+        properties: { item_id: { type: 'string' }, rank: { type: 'integer', minimum: 1 }, information_field: {} },
+      },
     },
   },
 };
