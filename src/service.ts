@@ -24,6 +24,7 @@ import { assertPortFree } from './http/port-check.ts';
 import { registerDocsRoutes } from './http/routes/docs.ts';
 import { registerMetricsRoute } from './http/routes/metrics.ts';
 import { registerReadyRoute } from './http/routes/ready.ts';
+import { ProtobufCodec } from './http/protobuf.ts';
 import { HttpServer } from './http/server.ts';
 import { ServiceMetrics } from './metrics/service-metrics.ts';
 import { IngestWorker } from './ingest/ingest-worker.ts';
@@ -127,7 +128,8 @@ export async function startService(config: Config, log: Logger): Promise<Running
     registerMetricsRoute(server, metrics);
     registerOAuthRoutes(server, { store, key, config: config.auth });
     registerItemRoutes(server, { catalog: new Catalog(store), auth, environments: config.environments });
-    registerEventRoutes(server, { eventLog: new EventLog(store), recent, auth, environments: config.environments, metrics });
+    const protobuf = new ProtobufCodec();
+    registerEventRoutes(server, { eventLog: new EventLog(store), recent, auth, environments: config.environments, metrics, protobuf });
     requests = new RequestCounter(store);
     registerRecommendationRoutes(server, {
       requests,
@@ -137,6 +139,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
       auth,
       environments: config.environments,
       recommend: config.recommend,
+      protobuf,
     });
     registerReportRoutes(server, { store, auth, environments: config.environments });
     registerModelRoutes(server, { trainer, auth, environments: config.environments });

@@ -23,6 +23,8 @@ interface Operation {
 }
 
 const JSON_TYPE = 'application/json';
+/** proto/affinity.proto: EventBatch, RecommendationRequest, RecommendationResponse. */
+const PROTOBUF = 'application/x-protobuf';
 const INT = { type: 'integer', minimum: 1 };
 
 /** Keyed `METHOD pattern` as the routes register them. */
@@ -48,9 +50,20 @@ const OPERATIONS: Record<string, Operation> = {
     query: [{ name: 'cursor', schema: { type: 'string' } }, { name: 'limit', schema: INT }],
     ok: { 200: { [JSON_TYPE]: 'ItemList' } },
   },
-  'POST /api/:environment/events': { summary: 'Track a batch of events (no token; stored whole or refused whole)', tag: 'events', body: { [JSON_TYPE]: 'EventBatch' }, ok: { 200: '' } },
+  'POST /api/:environment/events': {
+    summary: 'Track a batch of events (no token; stored whole or refused whole)',
+    tag: 'events',
+    body: { [JSON_TYPE]: 'EventBatch', [PROTOBUF]: '' },
+    ok: { 200: '' },
+  },
   'GET /api/:environment/events': { summary: 'Most recent events of the environment', tag: 'events', auth: true, query: [{ name: 'limit', schema: { ...INT, maximum: 1000 } }], ok: { 200: { [JSON_TYPE]: 'RecentEvents' } } },
-  'POST /api/:environment/recommendations/requests': { summary: 'Request recommendation lists', tag: 'recommendations', auth: true, body: { [JSON_TYPE]: 'RecommendationRequest' }, ok: { 200: { [JSON_TYPE]: 'RecommendationResponse' } } },
+  'POST /api/:environment/recommendations/requests': {
+    summary: 'Request recommendation lists (JSON, or protobuf with Accept: application/x-protobuf)',
+    tag: 'recommendations',
+    auth: true,
+    body: { [JSON_TYPE]: 'RecommendationRequest', [PROTOBUF]: '' },
+    ok: { 200: { [JSON_TYPE]: 'RecommendationResponse', [PROTOBUF]: '' } },
+  },
   'GET /api/:environment/recommendations/lists': {
     summary: 'Another page of a list returned earlier (by list_key)',
     tag: 'recommendations',

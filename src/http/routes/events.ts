@@ -19,6 +19,7 @@ import type { ServiceMetrics } from '../../metrics/service-metrics.ts';
 import type { RecentConsumption } from '../../recommend/recent-consumption.ts';
 import type { EventLog } from '../../store/event-log.ts';
 import { authorize, type Authorizer } from '../auth.ts';
+import { isProtobuf, type ProtobufCodec } from '../protobuf.ts';
 import { sendEmpty, sendJson, type StatusMap } from '../respond.ts';
 import type { HttpServer } from '../server.ts';
 
@@ -47,6 +48,7 @@ export interface EventRoutesDeps {
   auth: Authorizer;
   environments: Config['environments'];
   metrics: ServiceMetrics;
+  protobuf: ProtobufCodec;
 }
 
 /** An event's type as a metric label: types outside SPEC.md's table become `unknown`. */
@@ -67,13 +69,18 @@ function vocabularies(environments: Config['environments']): Map<string, EventVo
   return out;
 }
 
-function parseBatch(body: Buffer | undefined): unknown[] {
+function parseJsonBatch(body: Buffer | undefined): unknown[] {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body && body.length > 0 ? body.toString('utf8') : '');
   } catch (err) {
     throw E.bodyNotJson((err as Error).message);
   }
+  return checkBatch(parsed);
+}
+
+/** The batch's shape, whichever wire format it came in. */
+function checkBatch(parsed: unknown): unknown[] {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw E.invalidRequest('The body must be an object with an `events` array', [{ path: '(body)', message: 'must be an object' }]);
   }
@@ -103,7 +110,8 @@ export function registerEventRoutes(server: HttpServer, deps: EventRoutesDeps): 
     const environment = req.params[0] ?? '';
     const words = vocabulary.get(environment);
     if (!words) throw E.environmentNotFound(environment);
-    const events = parseBatch(body);
+    const binary = isProtobuf(req.contentType);
+    const events = binary ? checkBatch(deps.protobuf.decodeEvents(body)) : parseJsonBatch(body);
     const errors: FieldError[] = [];
     for (let i = 0; i < events.length; i++) {
       const problems = checkEvent(events[i], words);
@@ -121,7 +129,8 @@ export function registerEventRoutes(server: HttpServer, deps: EventRoutesDeps): 
       if (errors.length > MAX_ERRORS_IN_TITLE) shown.push(`and ${errors.length - MAX_ERRORS_IN_TITLE} more`);
       throw E.invalidEvents(shown.join('; '), errors);
     }
-    await deps.eventLog.append(environment, events as TrackedEvent[], body!);
+    // The log keeps batches as JSON (exports, the builder): a protobuf batch is stored as its JSON.
+    await deps.eventLog.append(environment, events as TrackedEvent[], binary ? Buffer.from(JSON.stringify({ events })) : body!);
     deps.recent.record(environment, events as TrackedEvent[]);
     deps.metrics.countEvents(environment, 'accepted', events.map(typeLabel));
     sendEmpty(ex, 200);

@@ -18,9 +18,10 @@ import type { RankedList, RankTask } from '../../recommend/task.ts';
 import { authorize, type Authorizer } from '../auth.ts';
 import { environmentOf } from '../environment.ts';
 import { parseJsonBody } from '../read-body.ts';
-import { sendJson, type StatusMap } from '../respond.ts';
+import { acceptsProtobuf, isProtobuf, PROTOBUF_MEDIA_TYPE, type ProtobufCodec } from '../protobuf.ts';
+import { sendBody, sendJson, type Exchange, type StatusMap } from '../respond.ts';
 import { parseRecommendationRequest, type RecommendationRequest } from '../schemas/recommendation.ts';
-import type { HttpServer } from '../server.ts';
+import type { HttpServer, RequestInfo } from '../server.ts';
 
 /** SPEC.md: 200; 400 malformed body, missing information or an invalid value; 401; 503 busy. */
 const STATUS_REQUEST: StatusMap = { bodyNotJson: 400, bodyRequired: 400, invalidRequest: 400, unauthorized: 401, bodyTooLarge: 413, unavailable: 503 };
@@ -35,6 +36,15 @@ export interface RecommendationRoutesDeps {
   auth: Authorizer;
   environments: Config['environments'];
   recommend: Config['recommend'];
+  protobuf: ProtobufCodec;
+}
+
+type Answer = Parameters<ProtobufCodec['encodeRecommendationResponse']>[0];
+
+/** The answer in the format the client accepts: protobuf when asked for, else JSON. */
+function answer(ex: Exchange, req: RequestInfo, codec: ProtobufCodec, body: Answer): void {
+  if (acceptsProtobuf(req.accept)) sendBody(ex, 200, PROTOBUF_MEDIA_TYPE, codec.encodeRecommendationResponse(body));
+  else sendJson(ex, 200, body);
 }
 
 interface ResponseItem {
@@ -86,7 +96,8 @@ export function registerRecommendationRoutes(server: HttpServer, deps: Recommend
     const environment = req.params[0] ?? '';
     await authorize(deps.auth, req.authorization, environment);
     const env = environmentOf(deps.environments, environment);
-    const request = parseRecommendationRequest(parseJsonBody(body), env, deps.recommend);
+    const wire = isProtobuf(req.contentType) ? deps.protobuf.decodeRecommendationRequest(body) : parseJsonBody(body);
+    const request = parseRecommendationRequest(wire, env, deps.recommend);
     const requestId = uuidv7({ rng: random16 });
     const userGroup = request.userGroup ?? assignUserGroup(env, environment, request.userId, request.deviceId);
     const head = { request_id: requestId, user_group: userGroup, device_id: request.deviceId, ...(request.userId ? { user_id: request.userId } : {}) };
@@ -95,7 +106,7 @@ export function registerRecommendationRoutes(server: HttpServer, deps: Recommend
     if (isControlGroup(env, userGroup)) {
       // The customer's own recommendations are shown: attribution only (SPEC.md rule).
       const lists = request.lists.map((l) => ({ list_name: l.name, ...(l.alias ? { alias: l.alias } : {}), list_size: l.size, limit: 0, items: [] }));
-      sendJson(ex, 200, { ...head, lists });
+      answer(ex, req, deps.protobuf, { ...head, lists });
       return;
     }
 
@@ -128,7 +139,7 @@ export function registerRecommendationRoutes(server: HttpServer, deps: Recommend
         items,
       };
     });
-    sendJson(ex, 200, { ...head, lists });
+    answer(ex, req, deps.protobuf, { ...head, lists });
   });
 
   server.route('get', '/api/:environment/recommendations/lists', { status: STATUS_LIST }, async (ex, req) => {
