@@ -77,12 +77,12 @@ export class ProtobufCodec {
   }
 
   /** Encodes the JSON answer of a recommendation request (information fields as JSON text). */
-  encodeRecommendationResponse(answer: { lists: Array<{ items: Array<{ information_field?: unknown }> }> } & Obj): Uint8Array {
+  encodeRecommendationResponse(answer: { lists: ReadonlyArray<{ items: readonly object[] }> }): Uint8Array {
     const message = {
       ...answer,
       lists: answer.lists.map((list) => ({
         ...list,
-        items: list.items.map(({ information_field, ...item }) =>
+        items: (list.items as readonly Obj[]).map(({ information_field, ...item }) =>
           information_field === undefined ? item : { ...item, information_field_json: JSON.stringify(information_field) },
         ),
       })),
