@@ -8,7 +8,7 @@ import { E } from '../../src/errors.ts';
 
 const README = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'reference.md'), 'utf8');
 
-test('every error kind is in the reference's error table with its default status', () => {
+test('every error kind is in the error table of docs/reference.md with its default status', () => {
   const samples: Record<string, unknown[]> = { methodNotAllowed: ['GET', '/x', 'PUT'], invalidEvents: ['x', []], invalidItem: ['x', []] };
   for (const [kind, make] of Object.entries(E)) {
     const kebab = kind.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
