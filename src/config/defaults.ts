@@ -45,7 +45,9 @@ export const ENVIRONMENT_DEFAULTS: EnvironmentConfig = {
 };
 
 export const DEFAULT_CONFIG: Config = {
-  server: { host: '0.0.0.0', port: 8080, maxBodyBytes: 1024 * 1024, shutdownTimeoutMs: 10_000, reusePort: false, compressMinBytes: 1024 },
+  // Answers under 4 KiB (a typical recommendation answer) go uncompressed: gzip would cost the
+  // main thread more than the bytes it saves on such bodies.
+  server: { host: '0.0.0.0', port: 8080, maxBodyBytes: 1024 * 1024, shutdownTimeoutMs: 10_000, reusePort: false, compressMinBytes: 4096 },
   // One core stays with the main thread (HTTP, validation) and the model builder.
   recommend: {
     workers: Math.max(1, availableParallelism() - 1),
