@@ -109,6 +109,7 @@ export class HttpServer {
   readonly #accessSampleRate: number;
   readonly #compressMinBytes: number | undefined;
   readonly #allowed = new Map<string, Method[]>();
+  readonly #cors = new Map<string, NonNullable<RouteOptions['corsOrigins']>>();
   /** Route patterns as registered, for the OpenAPI check and /metrics labels. */
   readonly routes: Array<{ method: Method; pattern: string; status: StatusMap; cors: boolean }> = [];
   #listenSocket: us_listen_socket | undefined;
@@ -123,8 +124,6 @@ export class HttpServer {
     this.#accessSampleRate = options.accessSampleRate ?? 0;
     this.#compressMinBytes = options.compressMinBytes;
   }
-
-  readonly #cors = new Map<string, NonNullable<RouteOptions['corsOrigins']>>();
 
   /** Applies a CORS policy to the routes of these patterns registered afterwards. */
   cors(patterns: readonly string[], corsOrigins: NonNullable<RouteOptions['corsOrigins']>): this {
@@ -165,7 +164,13 @@ export class HttpServer {
    * reads as a refusal.
    */
   #preflight(res: HttpResponse, req: HttpRequest, options: RouteOptions, methods: readonly Method[]): void {
-    const origin = allowedOrigin(options, decodeURIComponent(req.getParameter(0) ?? ''), req.getHeader('origin'));
+    let environment = '';
+    try {
+      environment = decodeParam(req.getParameter(0) ?? '');
+    } catch {
+      // Bad percent-encoding names no environment: no CORS headers.
+    }
+    const origin = allowedOrigin(options, environment, req.getHeader('origin'));
     const requestedHeaders = req.getHeader('access-control-request-headers');
     const ex: Exchange = { res, aborted: false, done: false, requestId: requestIdOf(req.getHeader('x-request-id')) };
     if (!origin) {

@@ -138,6 +138,13 @@ describe('a server with CORS for one origin and a sampled access log', () => {
     for (const [name] of res.headers) assert.ok(!name.startsWith('access-control-'), `no ${name} header`);
   });
 
+  test('a preflight naming a badly percent-encoded environment gets no CORS headers and the server keeps serving', async () => {
+    const res = await fetch(`${server.url}/api/%E0%A4%A/events`, { method: 'OPTIONS', headers: { Origin: SHOP, 'Access-Control-Request-Method': 'POST' } });
+    assert.equal(res.status, 204);
+    assert.equal(res.headers.get('access-control-allow-origin'), null);
+    assert.equal((await fetch(`${server.url}/health`)).status, 200);
+  });
+
   test('events posted from an allowed origin are answered with its CORS headers; others get none', async () => {
     const allowed = await postEvents(server, JSON.stringify({ events: [pageVisit('cors-1')] }), { Origin: SHOP });
     assert.equal(allowed.status, 200);
