@@ -3,9 +3,10 @@
 // data directory from --data-dir or AFFINITY_DATA_DIR, and commands that need existing data
 // refusing a missing or empty directory instead of creating one.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { startServer, tempDir } from '../helpers/server.ts';
@@ -117,4 +118,25 @@ test('--data-dir and AFFINITY_DATA_DIR both reach the data of a running service'
   assert.equal(viaEnv.stdout, viaFlag.stdout);
   const clients = viaFlag.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { client_id: string });
   assert.deepEqual(clients.map((c) => c.client_id), [server.demoClient!.clientId]);
+});
+
+test('affinity serve --data-dir runs the service on that directory and stops on SIGTERM with exit 0', async (t) => {
+  const dataDir = tempDir();
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AFFINITY_') && k !== 'PORT'));
+  const proc = spawn(process.execPath, [BIN, 'serve', '--data-dir', dataDir], { cwd: ROOT, env: { ...env, PORT: '0', AFFINITY_HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  t.after(() => {
+    if (proc.exitCode === null) proc.kill('SIGKILL');
+  });
+  const listening = await new Promise<{ port: number; dataDir: string }>((resolve, reject) => {
+    createInterface({ input: proc.stdout! }).on('line', (line) => {
+      if (line.includes('"msg":"listening"')) resolve(JSON.parse(line) as { port: number; dataDir: string });
+    });
+    void exited.then((code) => reject(new Error(`serve exited ${code}`)));
+  });
+  assert.equal(listening.dataDir, dataDir);
+  assert.equal((await fetch(`http://127.0.0.1:${listening.port}/health`)).status, 200);
+  proc.kill('SIGTERM');
+  assert.equal(await exited, 0);
 });
