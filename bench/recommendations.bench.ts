@@ -17,6 +17,7 @@
 // to core 0 (all its threads, ranking workers included), wrk to core 1 (bench/wrk-runner.ts).
 // Context items: every CONTEXT_EVERY-th page view of the generated events, so an item is a
 // context as often as it is viewed (the popularity skew of real detail pages, tail included).
+// The service runs as `npm start` runs it: node on the build (dist/), so run `npm run build` first.
 // Run: npm run bench -- recommendations   (needs wrk: apt-get install -y wrk)
 //   BENCH_QUICK=1  one round, short runs, 10,000 items / 100,000 events / 5,000 users
 //   BENCH_ITEMS=n  catalog size (events 10 n, users n / 2), e.g. 10000, 100000, 1000000
@@ -136,7 +137,7 @@ interface Prepared {
 /** Loads the data set into `dataDir` through the APIs and waits for the model builder. */
 async function prepare(): Promise<Prepared> {
   mkdirSync(dataDir, { recursive: true });
-  const server = await startServer({ dataDir });
+  const server = await startServer({ dataDir, built: true });
   running = server;
   try {
     runner.pinProcess(server.proc.pid!, SERVER_CORE);
@@ -285,7 +286,7 @@ async function roundBaseline(contextFile: string): Promise<RoundResult> {
 
 async function roundAffinity(prepared: Prepared, contextFile: string, contexts: string[]): Promise<RoundResult> {
   const t0 = performance.now();
-  const server = await startServer({ dataDir, nodeArgs: ['--trace-gc'] });
+  const server = await startServer({ dataDir, built: true, nodeArgs: ['--trace-gc'] });
   const startSec = (performance.now() - t0) / 1000;
   running = server;
   try {

@@ -1,6 +1,11 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI through tsx's loader, so `npx affinity` needs no build step.
-import { register } from 'tsx/esm/api';
+// The `affinity` command runs the built CLI (dist/, `npm run build`) with plain node, so no
+// loader process sits between the shell and `affinity serve` and signals reach the service.
+import { existsSync } from 'node:fs';
 
-register();
-await import('../src/cli/main.ts');
+const entry = new URL('../dist/cli/main.js', import.meta.url);
+if (!existsSync(entry)) {
+  console.error('affinity: dist/ is missing: run `npm run build` first');
+  process.exit(1);
+}
+await import(entry.href);

@@ -1,4 +1,4 @@
-// `npm run bench`: build the WASM kernel, then run every bench/*.bench.ts, each in a fresh
+// `npm run bench`: build (dist/ and the WASM kernel), then run every bench/*.bench.ts, each in a fresh
 // process (`node --import tsx`) so JIT state and open handles never carry over between benches.
 // `npm run bench -- http kernel` runs only the benches whose file name contains one of the words.
 // Arguments from the first `--flag` on are passed to every selected bench (`npm run bench -- soak
@@ -29,7 +29,8 @@ if (selected.length === 0) {
   process.exit(1);
 }
 
-const build = spawnSync('npx', ['asc', 'assembly/index.ts', '--target', 'release'], { cwd: root, stdio: 'inherit' });
+// The whole build (dist/ and the kernel): benches that start the service run it as npm start does.
+const build = spawnSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
 if (build.status !== 0) process.exit(1);
 
 /** Runs one bench in its own process group; resolves with its exit code (null when stopped). */

@@ -4,7 +4,7 @@
 // mean and spread over seeds, printed beside the published table (src/eval/published.ts).
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { readDataset } from '../src/eval/datasets.ts';
 import { evalEnvironment, evaluateSplit, type RunResult } from '../src/eval/harness.ts';
 import { PUBLISHED_ML_100K, PUBLISHED_SOURCE } from '../src/eval/published.ts';
@@ -19,16 +19,36 @@ const PROTOCOLS = {
 } as const;
 type Protocol = keyof typeof PROTOCOLS;
 
-const { values } = parseArgs({
-  options: {
+const USAGE = `Usage: npm run eval -- [--dataset ml-100k|ms-store-sample|PATH.csv ...] [--seeds 42,1,2,3,4]
+         [--protocol random-by-item,time-by-user] [--set model.trained.l2=300 ...] [--json]
+         [--datasets-dir DIR]
+Offline quality of Affinity's engine on each dataset and protocol, beside the published figures.`;
+
+function parseOptions() {
+  try {
+    return parseArgs({ options: OPTIONS }).values;
+  } catch (err) {
+    // A bad flag is a usage error: message and usage on stderr, exit 2 (not a stack trace).
+    console.error(`eval: ${(err as Error).message}\n${USAGE}`);
+    process.exit(2);
+  }
+}
+
+const OPTIONS = {
+    help: { type: 'boolean', short: 'h', default: false },
     dataset: { type: 'string', multiple: true, default: ['ml-100k'] },
     seeds: { type: 'string', default: '42,1,2,3,4' },
     protocol: { type: 'string', default: 'random-by-item,time-by-user' },
     set: { type: 'string', multiple: true, default: [] },
     json: { type: 'boolean', default: false },
     'datasets-dir': { type: 'string', default: join(import.meta.dirname, '..', '..', 'shared', 'datasets') },
-  },
-});
+} satisfies NonNullable<ParseArgsConfig['options']>;
+
+const values = parseOptions();
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 
 /** `--set a.b.c=value` (value parsed as JSON when it parses, else a string) into an overrides object. */
 function overridesOf(settings: readonly string[]): Record<string, unknown> {

@@ -1,5 +1,6 @@
-// `npm test`: build the WASM kernel, type-check everything, then run every test/**/*.test.ts
-// with node:test (Node 20's --test does not expand globs, so the files are listed here).
+// `npm test`: build (the WASM kernel and dist/, which the CLI and start/stop tests run as
+// production does), type-check everything, then run every test/**/*.test.ts with node:test
+// (Node 20's --test does not expand globs, so the files are listed here).
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -27,6 +28,6 @@ if (files.length === 0) {
   console.error('no test files found under test/');
   process.exit(1);
 }
-run('npx', ['asc', 'assembly/index.ts', '--target', 'release']);
+run(process.execPath, ['--import', 'tsx', join(root, 'scripts/build.ts')]);
 run('npx', ['tsc', '--noEmit', '-p', '.']);
 run(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...files]);

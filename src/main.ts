@@ -6,6 +6,7 @@
 import { pino } from 'pino';
 import { ConfigError, loadConfig } from './config/load.ts';
 import type { Config } from './config/types.ts';
+import { PortUnavailableError } from './http/server.ts';
 import { startService } from './service.ts';
 
 let config: Config;
@@ -19,7 +20,9 @@ try {
 
 const log = pino({ level: config.log.level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
 const service = await startService(config, log).catch((err: unknown) => {
-  log.fatal({ err }, 'failed to start');
+  // A taken port is an operator's mistake, not a crash: one clear line, no stack.
+  if (err instanceof PortUnavailableError) log.fatal(err.message);
+  else log.fatal({ err }, 'failed to start');
   process.exit(1);
 });
 log.info({ port: service.port, dataDir: config.store.dataDir }, 'listening');

@@ -21,7 +21,13 @@ import { registerModelRoutes } from './http/routes/model.ts';
 import { registerOAuthRoutes } from './http/routes/oauth.ts';
 import { registerRecommendationRoutes } from './http/routes/recommendations.ts';
 import { registerReportRoutes } from './http/routes/reports.ts';
+import { assertPortFree } from './http/port-check.ts';
+import { registerDocsRoutes } from './http/routes/docs.ts';
+import { registerMetricsRoute } from './http/routes/metrics.ts';
+import { registerReadyRoute } from './http/routes/ready.ts';
+import { ProtobufCodec } from './http/protobuf.ts';
 import { HttpServer } from './http/server.ts';
+import { ServiceMetrics } from './metrics/service-metrics.ts';
 import { IngestWorker } from './ingest/ingest-worker.ts';
 import { ModelBuilder } from './model/builder.ts';
 import { ModelTrainer } from './model/trainer.ts';
@@ -31,9 +37,15 @@ import { RankingPool } from './recommend/pool.ts';
 import { RequestCounter } from './recommend/request-counter.ts';
 import { Catalog } from './store/catalog.ts';
 import { EventLog } from './store/event-log.ts';
-import { syncConfigFeeds } from './store/feeds.ts';
+import { getFeedStatus, listFeeds, syncConfigFeeds } from './store/feeds.ts';
+import { listImports } from './store/imports.ts';
 import { Store } from './store/open.ts';
 import { readTrainedMeta } from './store/trained-model.ts';
+import { packageVersion } from './version.ts';
+
+const CORS_PATTERNS = ['/api/:environment/events', '/api/:environment/recommendations/requests', '/api/:environment/recommendations/lists'];
+/** Imports counted per environment in /metrics (the newest; older ones are settled history). */
+const METRICS_IMPORTS_LISTED = 1000;
 
 export interface RunningService {
   port: number;
@@ -53,6 +65,7 @@ async function ensureDemoClient(config: Config, store: Store, log: Logger): Prom
 }
 
 export async function startService(config: Config, log: Logger): Promise<RunningService> {
+  if (!config.server.reusePort) await assertPortFree(config.server.host, config.server.port);
   const store = new Store(config.store);
   let builder: ModelBuilder | undefined;
   let trainer: ModelTrainer | undefined;
@@ -86,18 +99,54 @@ export async function startService(config: Config, log: Logger): Promise<Running
       log.warn({ feed: replaced }, 'a feed of the configuration file replaced an operator-added feed with the same id');
     }
     ingest = await IngestWorker.start(config, store, log);
-    const server = new HttpServer({ maxBodyBytes: config.server.maxBodyBytes, log });
+    const metrics = new ServiceMetrics();
+    const server = new HttpServer({
+      maxBodyBytes: config.server.maxBodyBytes,
+      log,
+      metrics,
+      accessSampleRate: config.log.accessSampleRate,
+      compressMinBytes: config.server.compressMinBytes,
+    });
+    // Browsers call these two from shop pages; the other endpoints are for backends and operators.
+    server.cors(CORS_PATTERNS, (environment) => config.environments[environment]?.cors.allowedOrigins);
+    const b = builder;
+    const t = trainer;
+    const p = pool;
+    const i = ingest;
+    metrics.setSources({
+      builder: () => b.stats,
+      trainer: () => t.stats,
+      poolQueueDepth: () => p.queueDepth,
+      dataDir: config.store.dataDir,
+      feeds: () =>
+        listFeeds(store).map((f) => {
+          const s = getFeedStatus(store, f.environment, f.feedId);
+          return { environment: f.environment, feedId: f.feedId, polls: s?.polls ?? 0, outcome: s?.outcome, consecutiveFailures: s?.consecutiveFailures ?? 0, entriesRejected: s?.entriesRejected ?? 0 };
+        }),
+      imports: () => Object.keys(config.environments).flatMap((environment) => listImports(store, environment, METRICS_IMPORTS_LISTED)),
+    });
     const limiter = new AttemptLimiter(config.auth.tokenEndpoint);
     monitor = new ProcessMonitor();
     registerHealthRoute(server, builder, trainer, { tokenEndpoint: limiter.stats, process: monitor });
+    registerReadyRoute(server, {
+      environments: Object.keys(config.environments),
+      probeStore: () => void store.meta.get('ready-probe'),
+      builder: b,
+      ingest: i,
+      pool: p,
+      rankWorkers: config.recommend.workers,
+    });
+    registerMetricsRoute(server, metrics);
     registerOAuthRoutes(server, { store, key, config: config.auth, limiter });
     registerItemRoutes(server, { catalog: new Catalog(store), auth, environments: config.environments });
-    const ranking = pool;
+    const protobuf = new ProtobufCodec();
     registerEventRoutes(server, {
       eventLog: new EventLog(store),
       auth,
       environments: config.environments,
-      notifyRanking: (notice) => ranking.notify(notice),
+      notifyRanking: (notice) => p.notify(notice),
+      metrics,
+      protobuf,
     });
     requests = new RequestCounter(store);
     registerRecommendationRoutes(server, {
@@ -107,6 +156,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
       auth,
       environments: config.environments,
       recommend: config.recommend,
+      protobuf,
     });
     registerReportRoutes(server, { store, auth, environments: config.environments });
     registerModelRoutes(server, { trainer, auth, environments: config.environments });
@@ -119,8 +169,9 @@ export async function startService(config: Config, log: Logger): Promise<Running
       dataDir: config.store.dataDir,
       maxUploadBytes: config.ingest.imports.maxUploadBytes,
     });
+    registerDocsRoutes(server, packageVersion());
     server.fallback();
-    const port = await server.listen(config.server.host, config.server.port);
+    const port = await server.listen(config.server.host, config.server.port, config.server.reusePort);
 
     let stopping: Promise<void> | undefined;
     const stop = () =>

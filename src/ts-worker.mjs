@@ -1,8 +1,6 @@
-// Entry of every worker thread: Node 20 does not run a worker's TypeScript entry through the
-// tsx loader given in execArgv, so the worker starts here in plain JS, registers tsx, then
-// imports the real entry named in workerData.entry (a file: URL).
+// Entry of the builder, trainer and ingest worker threads: imports the real entry named in
+// workerData.entry (a file: URL of a .ts module) from dist/ or through tsx (load-entry.mjs).
 import { workerData } from 'node:worker_threads';
-import { register } from 'tsx/esm/api';
+import { importEntry } from './load-entry.mjs';
 
-register();
-await import(workerData.entry);
+await importEntry(workerData.entry);

@@ -14,7 +14,10 @@ import { parseAllowList } from '../outbound/allow-list.ts';
 import { getFeed, getFeedStatus, listFeeds, newFeedId, putFeed, removeFeed, requestPoll, syncConfigFeeds } from '../store/feeds.ts';
 import type { Store } from '../store/open.ts';
 
+/** A feed command that cannot be done (unknown environment or feed, invalid definition): exit 1. */
 export class FeedUsageError extends Error {}
+/** A feed command invoked wrongly (missing or malformed flag, unknown action): exit 2 with the usage. */
+export class FeedFlagError extends FeedUsageError {}
 
 export const FEED_USAGE = `  affinity feed add --env <environment> --url <url> --format rss|atom|json|xml|csv --item-type <type>
         [--id <feed_id>] [--interval 15m] [--auth-header 'Name: value']
@@ -32,7 +35,7 @@ function print(value: unknown): void {
 }
 
 function environmentOf(environments: Config['environments'], env: string | undefined): string {
-  if (!env) throw new FeedUsageError('--env is required');
+  if (!env) throw new FeedFlagError('--env is required');
   if (!Object.hasOwn(environments, env)) throw new FeedUsageError(`unknown environment '${env}' (configured: ${Object.keys(environments).join(', ')})`);
   return env;
 }
@@ -45,11 +48,11 @@ function bodyFromFlags(values: Record<string, string | string[] | boolean | unde
   if (typeof values['auth-header'] === 'string') {
     const header = values['auth-header'];
     const colon = header.indexOf(':');
-    if (colon < 1) throw new FeedUsageError(`--auth-header must be 'Name: value', got '${header}'`);
+    if (colon < 1) throw new FeedFlagError(`--auth-header must be 'Name: value', got '${header}'`);
     body.auth_header = { name: header.slice(0, colon).trim(), value: header.slice(colon + 1).trim() };
   }
   if ((values['disable-field'] === undefined) !== (values['disable-value'] === undefined)) {
-    throw new FeedUsageError('--disable-field and --disable-value go together');
+    throw new FeedFlagError('--disable-field and --disable-value go together');
   }
   if (values['disable-field'] !== undefined) body.disable_marker = { field: values['disable-field'], value: values['disable-value'] };
   if (values['items-path'] !== undefined) body.items_path = values['items-path'];
@@ -59,7 +62,7 @@ function bodyFromFlags(values: Record<string, string | string[] | boolean | unde
     const mapping: Record<string, string> = {};
     for (const m of maps) {
       const eq = m.lastIndexOf('=');
-      if (eq < 1) throw new FeedUsageError(`--map must be '<source path>=<item field>', got '${m}'`);
+      if (eq < 1) throw new FeedFlagError(`--map must be '<source path>=<item field>', got '${m}'`);
       mapping[m.slice(0, eq)] = m.slice(eq + 1);
     }
     body.mapping = mapping;
@@ -67,7 +70,7 @@ function bodyFromFlags(values: Record<string, string | string[] | boolean | unde
   return body;
 }
 
-async function addFeed(store: Store, environments: Config['environments'], args: string[]): Promise<void> {
+async function addFeed(open: OpenStore, environments: Config['environments'], args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
     options: {
@@ -87,10 +90,11 @@ async function addFeed(store: Store, environments: Config['environments'], args:
   });
   const environment = environmentOf(environments, values.env);
   for (const required of ['url', 'format', 'item-type'] as const) {
-    if (values[required] === undefined) throw new FeedUsageError(`feed add needs --${required}`);
+    if (values[required] === undefined) throw new FeedFlagError(`feed add needs --${required}`);
   }
   const env = environments[environment]!;
   const parsed = parseFeedBody(bodyFromFlags(values), environment, undefined, env.itemTypes, parseAllowList(env.outbound.allow));
+  const store = await open();
   if ('errors' in parsed) throw new FeedUsageError(`invalid feed: ${parsed.errors.map((e) => `${e.path} ${e.message}`).join('; ')}`);
   const feedId = parsed.feedIdGiven ? parsed.feed.feedId : newFeedId();
   if (getFeed(store, environment, feedId)) throw new FeedUsageError(`feed '${feedId}' already exists in environment '${environment}'`);
@@ -99,25 +103,26 @@ async function addFeed(store: Store, environments: Config['environments'], args:
   print(feedToWire(getFeed(store, environment, feedId)!, undefined));
 }
 
-function oneFeed(store: Store, environments: Config['environments'], args: string[], pollOptions = false) {
+async function oneFeed(open: OpenStore, environments: Config['environments'], args: string[], pollOptions = false) {
   const { values, positionals } = parseArgs({
     args,
     options: { env: { type: 'string' }, 'no-wait': { type: 'boolean' }, timeout: { type: 'string' } },
     allowPositionals: true,
   });
-  if (!pollOptions && (values['no-wait'] !== undefined || values.timeout !== undefined)) throw new FeedUsageError('--no-wait and --timeout apply to feed poll');
+  if (!pollOptions && (values['no-wait'] !== undefined || values.timeout !== undefined)) throw new FeedFlagError('--no-wait and --timeout apply to feed poll');
   const environment = environmentOf(environments, values.env);
   const feedId = positionals[0];
-  if (!feedId) throw new FeedUsageError('a feed_id is required');
+  if (!feedId) throw new FeedFlagError('a feed_id is required');
+  const timeoutSec = values.timeout === undefined ? 120 : Number(values.timeout);
+  if (!(timeoutSec > 0)) throw new FeedFlagError(`--timeout must be a positive number of seconds, got '${String(values.timeout)}'`);
+  const store = await open();
   const def = getFeed(store, environment, feedId);
   if (!def) throw new FeedUsageError(`no feed '${feedId}' in environment '${environment}'`);
-  return { def, values };
+  return { def, values, store, timeoutSec };
 }
 
-async function pollFeed(store: Store, environments: Config['environments'], args: string[]): Promise<void> {
-  const { def, values } = oneFeed(store, environments, args, true);
-  const timeoutSec = values.timeout === undefined ? 120 : Number(values.timeout);
-  if (!(timeoutSec > 0)) throw new FeedUsageError(`--timeout must be a positive number of seconds, got '${String(values.timeout)}'`);
+async function pollFeed(open: OpenStore, environments: Config['environments'], args: string[]): Promise<void> {
+  const { def, values, store, timeoutSec } = await oneFeed(open, environments, args, true);
   const requestedAt = await requestPoll(store, def.environment, def.feedId);
   if (values['no-wait']) {
     print({ feed_id: def.feedId, poll_requested_at: new Date(requestedAt).toISOString() });
@@ -136,30 +141,41 @@ async function pollFeed(store: Store, environments: Config['environments'], args
   throw new FeedUsageError(`no poll within ${timeoutSec} s: is the server running on this data directory? (the request stays; it polls when the server runs)`);
 }
 
-/** Runs `affinity feed <action> ...`. */
-export async function runFeedCommand(store: Store, environments: Config['environments'], args: string[]): Promise<void> {
+/** Opens the data directory's store once the command line is known to be valid. */
+export type OpenStore = () => Promise<Store>;
+
+/**
+ * Runs `affinity feed <action> ...`: flags are checked before `open` is called, so a bad
+ * invocation is reported as such whatever the state of the data directory.
+ */
+export async function runFeedCommand(openStore: OpenStore, environments: Config['environments'], args: string[]): Promise<void> {
   const [action, ...rest] = args;
-  // The configuration file's feeds are in the registry even before the server first starts.
-  await syncConfigFeeds(store, environments);
-  if (action === 'add') return addFeed(store, environments, rest);
+  const open: OpenStore = async () => {
+    const store = await openStore();
+    // The configuration file's feeds are in the registry even before the server first starts.
+    await syncConfigFeeds(store, environments);
+    return store;
+  };
+  if (action === 'add') return addFeed(open, environments, rest);
   if (action === 'list') {
     const { values } = parseArgs({ args: rest, options: { env: { type: 'string' } } });
     const environment = values.env === undefined ? undefined : environmentOf(environments, values.env);
+    const store = await open();
     for (const def of listFeeds(store, environment)) print(feedToWire(def, getFeedStatus(store, def.environment, def.feedId)));
     return;
   }
   if (action === 'status') {
-    const { def } = oneFeed(store, environments, rest);
+    const { def, store } = await oneFeed(open, environments, rest);
     print(feedToWire(def, getFeedStatus(store, def.environment, def.feedId)));
     return;
   }
   if (action === 'remove') {
-    const { def } = oneFeed(store, environments, rest);
+    const { def, store } = await oneFeed(open, environments, rest);
     if (def.source === 'config') throw new FeedUsageError(`feed '${def.feedId}' is declared in the configuration file: remove it there`);
     await removeFeed(store, def.environment, def.feedId);
     print({ feed_id: def.feedId, removed: true });
     return;
   }
-  if (action === 'poll') return pollFeed(store, environments, rest);
-  throw new FeedUsageError(`unknown feed command '${action ?? ''}'`);
+  if (action === 'poll') return pollFeed(open, environments, rest);
+  throw new FeedFlagError(`unknown feed command '${action ?? ''}'`);
 }

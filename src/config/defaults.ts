@@ -40,12 +40,15 @@ export const ENVIRONMENT_DEFAULTS: EnvironmentConfig = {
       maxSeeds: 100,
     },
   },
+  cors: { allowedOrigins: [] },
   feeds: {},
   outbound: { allow: [] },
 };
 
 export const DEFAULT_CONFIG: Config = {
-  server: { host: '0.0.0.0', port: 8080, maxBodyBytes: 1024 * 1024, shutdownTimeoutMs: 10_000 },
+  // Answers under 4 KiB (a typical recommendation answer) go uncompressed: gzip would cost the
+  // main thread more than the bytes it saves on such bodies.
+  server: { host: '0.0.0.0', port: 8080, maxBodyBytes: 1024 * 1024, shutdownTimeoutMs: 10_000, reusePort: false, compressMinBytes: 4096 },
   // One core stays with the main thread (HTTP, validation) and the model builder.
   recommend: {
     workers: Math.max(1, availableParallelism() - 1),
@@ -73,7 +76,8 @@ export const DEFAULT_CONFIG: Config = {
     // SPEC.md allows up to 30 minutes per file; a 1 GiB CSV is millions of rows.
     imports: { maxUploadBytes: 1024 ** 3, batchRows: 2000, scanIntervalMs: 1000, settleMs: 2000 },
   },
-  log: { level: 'info' },
+  // No access line per request by default: the hot path only updates metrics.
+  log: { level: 'info', accessSampleRate: 0 },
   environments: {
     demo: {
       ...ENVIRONMENT_DEFAULTS,

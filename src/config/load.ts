@@ -34,6 +34,10 @@ const integer: Parse = (raw, name) => {
   return Number(raw);
 };
 const text: Parse = (raw) => raw;
+const decimal: Parse = (raw, name) => {
+  if (!/^\s*\d+(\.\d+)?\s*$/.test(raw)) throw new ConfigError([`${name} must be a number, got '${raw}'`]);
+  return Number(raw);
+};
 const bool: Parse = (raw, name) => {
   if (/^(1|true|yes|on)$/i.test(raw)) return true;
   if (/^(0|false|no|off)$/i.test(raw)) return false;
@@ -52,6 +56,8 @@ const ENV_BINDINGS: ReadonlyArray<readonly [path: string, name: string, parse: P
   ['auth.tokenTtlSec', 'AFFINITY_TOKEN_TTL_SEC', integer],
   ['auth.demoClient', 'AFFINITY_DEMO_CLIENT', bool],
   ['log.level', 'AFFINITY_LOG_LEVEL', text],
+  ['log.accessSampleRate', 'AFFINITY_ACCESS_LOG_SAMPLE_RATE', decimal],
+  ['server.reusePort', 'AFFINITY_REUSE_PORT', bool],
   ['recommend.workers', 'AFFINITY_RANK_WORKERS', integer],
   ['recommend.deadlineMs', 'AFFINITY_RANK_DEADLINE_MS', integer],
   ['ingest.feeds.timeoutMs', 'AFFINITY_FEED_TIMEOUT_MS', integer],

@@ -121,6 +121,14 @@ const ENVIRONMENT = {
       additionalProperties: { type: 'number', minimum: 0, maximum: 1 },
     },
     model: MODEL,
+    cors: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['allowedOrigins'],
+      properties: {
+        allowedOrigins: { type: 'array', uniqueItems: true, items: { type: 'string', pattern: '^(\\*|https?://[^/\\s]+)$' } },
+      },
+    },
     feeds: { type: 'object', propertyNames: NAME, additionalProperties: FEED },
     outbound: OUTBOUND,
   },
@@ -147,12 +155,14 @@ const CONFIG_SCHEMA = {
     server: {
       type: 'object',
       additionalProperties: false,
-      required: ['host', 'port', 'maxBodyBytes', 'shutdownTimeoutMs'],
+      required: ['host', 'port', 'maxBodyBytes', 'shutdownTimeoutMs', 'reusePort', 'compressMinBytes'],
       properties: {
         host: { type: 'string', minLength: 1 },
         port: { type: 'integer', minimum: 0, maximum: 65535 },
         maxBodyBytes: { type: 'integer', minimum: 1024, maximum: 1024 ** 3 },
         shutdownTimeoutMs: { type: 'integer', minimum: 0 },
+        reusePort: { type: 'boolean' },
+        compressMinBytes: { type: 'integer', minimum: 0 },
       },
     },
     store: {
@@ -233,8 +243,11 @@ const CONFIG_SCHEMA = {
     log: {
       type: 'object',
       additionalProperties: false,
-      required: ['level'],
-      properties: { level: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] } },
+      required: ['level', 'accessSampleRate'],
+      properties: {
+        level: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
+        accessSampleRate: { type: 'number', minimum: 0, maximum: 1 },
+      },
     },
     environments: {
       type: 'object',

@@ -93,6 +93,8 @@ export interface EnvironmentConfig {
   /** Control groups and their share of traffic, 0..1. */
   controlGroups: Record<string, number>;
   model: ModelConfig;
+  /** Browser origins (`https://shop.example`, or `*`) allowed to call the events and recommendation endpoints. */
+  cors: { allowedOrigins: string[] };
   /** Catalog feeds polled for this environment, by feed id (SPEC.md "Feed read (pull)"). */
   feeds: Record<string, FeedConfig>;
   /** Outbound fetches made for this environment (feeds); see ingest/outbound/guard.ts. */
@@ -153,6 +155,10 @@ export interface ServerConfig {
   maxBodyBytes: number;
   /** How long a graceful shutdown waits for in-flight requests before closing anyway. */
   shutdownTimeoutMs: number;
+  /** Share the port with other processes (SO_REUSEPORT); off, a port in use fails the start. */
+  reusePort: boolean;
+  /** A response body at least this large is gzip-compressed when the client accepts gzip. */
+  compressMinBytes: number;
 }
 
 export interface StoreConfig {
@@ -204,6 +210,10 @@ export interface Config {
   store: StoreConfig;
   auth: AuthConfig;
   ingest: IngestConfig;
-  log: { level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent' };
+  log: {
+    level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+    /** Share of requests written as an `info` access line, 0..1 (0: none; errors are always logged). */
+    accessSampleRate: number;
+  };
   environments: Record<string, EnvironmentConfig>;
 }

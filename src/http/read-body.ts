@@ -4,18 +4,21 @@
  * called before the handler's first await: uWS delivers data only to a handler attached in the
  * same tick.
  */
+import { promisify } from 'node:util';
+import { gunzip, inflate } from 'node:zlib';
 import { E } from '../errors.ts';
 import type { Exchange } from './respond.ts';
 
 /**
  * Refuses a body in a coding this reader cannot undo, naming it (E.unsupportedMediaType, 415):
- * before this check a gzip body was parsed as if plain. Absent and `identity` mean no coding.
- * The one place to add a decoder (gzip, deflate) later.
+ * before this check an unknown coding was parsed as if plain. Absent and `identity` mean no
+ * coding; gzip and deflate are decoded (decodeContentEncoding).
  */
 export function checkContentEncoding(contentEncoding: string): void {
   const coding = contentEncoding.trim().toLowerCase();
-  if (coding === '' || coding === 'identity') return;
-  throw E.unsupportedMediaType(`Content-Encoding '${contentEncoding.slice(0, 100)}' is not supported: send the body unencoded (identity)`);
+  // gzip and deflate are undone by decodeContentEncoding once the body is read.
+  if (coding === '' || coding === 'identity' || coding === 'gzip' || coding === 'deflate') return;
+  throw E.unsupportedMediaType(`Content-Encoding '${contentEncoding.slice(0, 100)}' is not supported: send it unencoded (identity), gzip or deflate`);
 }
 
 /**
@@ -62,5 +65,25 @@ export function parseJsonBody(body: Buffer | undefined): unknown {
     return JSON.parse(body.toString('utf8'));
   } catch (err) {
     throw E.bodyNotJson((err as Error).message);
+  }
+}
+
+const gunzipAsync = promisify(gunzip);
+const inflateAsync = promisify(inflate);
+
+/**
+ * Decodes a `gzip` or `deflate` (zlib, RFC 9110 §8.4.1.2) body off the main thread, refusing
+ * output past `maxBytes` with E.bodyTooLarge and a corrupt stream with E.invalidRequest. Any
+ * other coding is returned as it is, for the route to judge.
+ */
+export async function decodeContentEncoding(body: Buffer, contentEncoding: string, maxBytes: number): Promise<Buffer> {
+  const coding = contentEncoding.trim().toLowerCase();
+  const decode = coding === 'gzip' || coding === 'x-gzip' ? gunzipAsync : coding === 'deflate' ? inflateAsync : undefined;
+  if (!decode) return body;
+  try {
+    return await decode(body, { maxOutputLength: maxBytes });
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw E.bodyTooLarge(maxBytes);
+    throw E.invalidRequest(`The request body is not valid ${coding} data: ${(err as Error).message}`, [{ path: '(body)', message: `is not valid ${coding} data` }]);
   }
 }

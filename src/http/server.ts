@@ -2,17 +2,22 @@
  * @module http/server
  * The uWS application: route registration with 405/404 answers, the request lifecycle (copy
  * what is needed from the stack-allocated HttpRequest, attach onAborted, start reading the body,
- * map thrown errors to problem responses), listening, and graceful shutdown bookkeeping.
+ * map thrown errors to problem responses), listening, and graceful shutdown bookkeeping; per
+ * request: the request id, the metrics observation, the sampled access log line, the CORS
+ * decision and preflights, gzip/deflate request bodies and whether the answer may be gzipped.
  * Route modules own their behaviour; this module owns no endpoint semantics. HEAD on a GET route
  * runs the GET handler and is answered without its body (respond.ts), as RFC 9110 §9.3.2 asks.
  */
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { E } from '../errors.ts';
-import { readBody } from './read-body.ts';
-import { sendProblem, type Exchange, type StatusMap } from './respond.ts';
+import type { RequestObserver, ServiceMetrics } from '../metrics/service-metrics.ts';
+import { decodeContentEncoding, readBody } from './read-body.ts';
+import { sendEmpty, sendProblem, type Exchange, type StatusMap } from './respond.ts';
 import {
   closeListenSocket,
   createApp,
+  LISTEN_EXCLUSIVE_PORT,
   listenSocketPort,
   type HttpRequest,
   type HttpResponse,
@@ -34,6 +39,9 @@ export interface RequestInfo {
   /** For routes that stream their body themselves (readsBody false): the declared length and coding. */
   contentLength: string;
   contentEncoding: string;
+  /** Accept header, for routes that answer in more than one format. */
+  accept: string;
+  requestId: string;
 }
 
 export type Handler = (ex: Exchange, req: RequestInfo, body: Buffer | undefined) => void | Promise<void>;
@@ -42,6 +50,46 @@ export interface RouteOptions {
   status: StatusMap;
   /** Read the body (under the configured limit) before calling the handler. */
   readsBody?: boolean;
+  /**
+   * Browser origins allowed for the environment named by the first path parameter (CORS): such
+   * a request's answer names its origin, and OPTIONS on the pattern answers preflights.
+   */
+  corsOrigins?: (environment: string) => readonly string[] | undefined;
+}
+
+export interface HttpServerOptions {
+  maxBodyBytes: number;
+  log: Logger;
+  metrics?: ServiceMetrics;
+  /** Share of requests logged as an `info` access line (0..1). */
+  accessSampleRate?: number;
+  /** Answers of at least this many bytes are gzipped for clients that accept gzip (undefined: never). */
+  compressMinBytes?: number;
+}
+
+/** A client's X-Request-Id is kept when it is this short and plain; otherwise one is generated. */
+const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
+const PREFLIGHT_MAX_AGE_SEC = '600';
+const ACCEPTS_GZIP = /\bgzip\b/i;
+
+function requestIdOf(header: string): string {
+  return REQUEST_ID.test(header) ? header : randomUUID();
+}
+
+function allowedOrigin(options: RouteOptions, environment: string, origin: string): string | undefined {
+  if (origin === '' || !options.corsOrigins) return undefined;
+  const allowed = options.corsOrigins(environment);
+  if (!allowed) return undefined;
+  if (allowed.includes(origin)) return origin;
+  return allowed.includes('*') ? '*' : undefined;
+}
+
+/** The listening port is taken by another process (or binding it is not permitted). */
+export class PortUnavailableError extends Error {
+  constructor(host: string, port: number) {
+    super(`Cannot listen on ${host}:${port}: the port is already in use (or not permitted). Stop the other process or choose another port with AFFINITY_PORT.`);
+    this.name = 'PortUnavailableError';
+  }
 }
 
 const METHOD_NAMES: Record<Method, string> = { get: 'GET', put: 'PUT', post: 'POST', del: 'DELETE' };
@@ -65,39 +113,91 @@ export class HttpServer {
   readonly #app: TemplatedApp;
   readonly #log: Logger;
   readonly #maxBodyBytes: number;
+  readonly #metrics: ServiceMetrics | undefined;
+  readonly #accessSampleRate: number;
+  readonly #compressMinBytes: number | undefined;
   readonly #allowed = new Map<string, Method[]>();
+  readonly #cors = new Map<string, NonNullable<RouteOptions['corsOrigins']>>();
+  /** Route patterns as registered, for the OpenAPI check and /metrics labels. */
+  readonly routes: Array<{ method: Method; pattern: string; status: StatusMap; cors: boolean }> = [];
   #listenSocket: us_listen_socket | undefined;
   #inFlight = 0;
   #idle: (() => void) | undefined;
 
-  constructor(options: { maxBodyBytes: number; log: Logger }) {
+  constructor(options: HttpServerOptions) {
     this.#app = createApp();
     this.#log = options.log;
     this.#maxBodyBytes = options.maxBodyBytes;
+    this.#metrics = options.metrics;
+    this.#accessSampleRate = options.accessSampleRate ?? 0;
+    this.#compressMinBytes = options.compressMinBytes;
+  }
+
+  /** Applies a CORS policy to the routes of these patterns registered afterwards. */
+  cors(patterns: readonly string[], corsOrigins: NonNullable<RouteOptions['corsOrigins']>): this {
+    for (const pattern of patterns) this.#cors.set(pattern, corsOrigins);
+    return this;
   }
 
   /** Registers a handler; other methods on the same pattern answer 405 with `Allow`. */
-  route(method: Method, pattern: string, options: RouteOptions, handler: Handler): this {
+  route(method: Method, pattern: string, routeOptions: RouteOptions, handler: Handler): this {
+    const corsOrigins = this.#cors.get(pattern);
+    const options = corsOrigins ? { ...routeOptions, corsOrigins } : routeOptions;
     const paramCount = pattern.split('/').filter((s) => s.startsWith(':')).length;
-    this.#app[method](pattern, (res, req) => this.#run(res, req, paramCount, options, handler, false));
-    if (method === 'get') this.#app.head(pattern, (res, req) => this.#run(res, req, paramCount, options, handler, true));
+    const observe = this.#metrics?.requestObserver(pattern, METHOD_NAMES[method]);
+    this.#app[method](pattern, (res, req) => this.#run(res, req, paramCount, options, handler, false, observe));
+    if (method === 'get') this.#app.head(pattern, (res, req) => this.#run(res, req, paramCount, options, handler, true, observe));
+    this.routes.push({ method, pattern, status: routeOptions.status, cors: corsOrigins !== undefined });
     let methods = this.#allowed.get(pattern);
     if (!methods) {
       methods = [];
       this.#allowed.set(pattern, methods);
+      const listed = methods;
+      if (options.corsOrigins) this.#app.options(pattern, (res, req) => this.#preflight(res, req, options, listed));
+      const observeOther = this.#metrics?.requestObserver(pattern, 'other');
       this.#app.any(pattern, (res, req) => {
         const method = req.getMethod().toUpperCase();
-        const ex: Exchange = { res, aborted: false, done: false, head: method === 'HEAD' };
+        const ex: Exchange = { res, aborted: false, done: false, head: method === 'HEAD', requestId: requestIdOf(req.getHeader('x-request-id')) };
         res.onAborted(() => (ex.aborted = true));
-        sendProblem(ex, E.methodNotAllowed(method, req.getUrl(), allowHeader(methods!)), {}, this.#log);
+        sendProblem(ex, E.methodNotAllowed(method, req.getUrl(), allowHeader(listed)), {}, this.#log);
+        observeOther?.(ex.status ?? 0, 0);
       });
     }
     methods.push(method);
     return this;
   }
 
-  #run(res: HttpResponse, req: HttpRequest, paramCount: number, options: RouteOptions, handler: Handler, head: boolean): void {
-    const ex: Exchange = { res, aborted: false, done: false, head };
+  /**
+   * CORS preflight: 204 naming the origin, the pattern's methods and the requested headers when
+   * the environment allows the origin; 204 without any CORS header otherwise, which the browser
+   * reads as a refusal.
+   */
+  #preflight(res: HttpResponse, req: HttpRequest, options: RouteOptions, methods: readonly Method[]): void {
+    let environment = '';
+    try {
+      environment = decodeParam(req.getParameter(0) ?? '');
+    } catch {
+      // Bad percent-encoding names no environment: no CORS headers.
+    }
+    const origin = allowedOrigin(options, environment, req.getHeader('origin'));
+    const requestedHeaders = req.getHeader('access-control-request-headers');
+    const ex: Exchange = { res, aborted: false, done: false, requestId: requestIdOf(req.getHeader('x-request-id')) };
+    if (!origin) {
+      sendEmpty(ex, 204);
+      return;
+    }
+    ex.corsOrigin = origin;
+    sendEmpty(ex, 204, {
+      'Access-Control-Allow-Methods': methods.map((m) => METHOD_NAMES[m]).join(', '),
+      'Access-Control-Allow-Headers': requestedHeaders === '' ? 'Content-Type, Content-Encoding, Authorization, X-Request-Id' : requestedHeaders,
+      'Access-Control-Max-Age': PREFLIGHT_MAX_AGE_SEC,
+    });
+  }
+
+  #run(res: HttpResponse, req: HttpRequest, paramCount: number, options: RouteOptions, handler: Handler, head: boolean, observe?: RequestObserver): void {
+    const startedAt = performance.now();
+    const ex: Exchange = { res, aborted: false, done: false, head, requestId: requestIdOf(req.getHeader('x-request-id')) };
+    if (this.#compressMinBytes !== undefined && ACCEPTS_GZIP.test(req.getHeader('accept-encoding'))) ex.gzipMinBytes = this.#compressMinBytes;
     res.onAborted(() => {
       ex.aborted = true;
       ex.onAbort?.();
@@ -117,11 +217,21 @@ export class HttpServer {
         contentType: req.getHeader('content-type'),
         contentLength: req.getHeader('content-length'),
         contentEncoding: req.getHeader('content-encoding'),
+        accept: req.getHeader('accept'),
+        requestId: ex.requestId!,
       };
-      if (options.readsBody) bodyPromise = readBody(ex, this.#maxBodyBytes, info.contentLength, info.contentEncoding);
+      if (options.corsOrigins) ex.corsOrigin = allowedOrigin(options, params[0] ?? '', req.getHeader('origin'));
+      if (options.readsBody) {
+        const encoding = info.contentEncoding;
+        const maxBytes = this.#maxBodyBytes;
+        // An unknown coding is refused (415) before the body is read.
+        bodyPromise = readBody(ex, maxBytes, info.contentLength, encoding);
+        // The limit applies again to the decoded size: a small gzip bomb is refused with 413.
+        if (encoding !== '') bodyPromise = bodyPromise.then((raw) => decodeContentEncoding(raw, encoding, maxBytes));
+      }
     } catch (err) {
       sendProblem(ex, err, options.status, this.#log);
-      this.#finish();
+      this.#finish(ex, startedAt, observe);
       return;
     }
     // A body read that fails before the handler awaits it must not become an unhandled rejection.
@@ -129,35 +239,51 @@ export class HttpServer {
     const run = async () => handler(ex, info, bodyPromise ? await bodyPromise : undefined);
     run()
       .catch((err: unknown) => sendProblem(ex, err, options.status, this.#log))
-      .finally(() => this.#finish());
+      .finally(() => this.#finish(ex, startedAt, observe, info));
   }
 
-  #finish(): void {
+  #finish(ex: Exchange, startedAt: number, observe: RequestObserver | undefined, info?: RequestInfo): void {
     this.#inFlight--;
     if (this.#inFlight === 0 && this.#idle) this.#idle();
+    const ms = performance.now() - startedAt;
+    observe?.(ex.status ?? 0, ms / 1000);
+    // Sampled (0 by default): a line per request would cost more than the request on the hot path.
+    if (this.#accessSampleRate > 0 && Math.random() < this.#accessSampleRate) {
+      this.#log.info({ requestId: ex.requestId, method: info?.method, url: info?.url, status: ex.status ?? 0, ms: Math.round(ms * 1000) / 1000 }, 'request');
+    }
   }
 
   /** Answers 404 for every path no route matched. Call after the last route. */
   fallback(): this {
+    const observe = this.#metrics?.requestObserver('(unmatched)', 'other');
     this.#app.any('/*', (res, req) => {
-      const ex: Exchange = { res, aborted: false, done: false, head: req.getMethod() === 'head' };
+      const ex: Exchange = { res, aborted: false, done: false, head: req.getMethod() === 'head', requestId: requestIdOf(req.getHeader('x-request-id')) };
       res.onAborted(() => (ex.aborted = true));
       sendProblem(ex, E.notFound(req.getUrl()), {}, this.#log);
+      observe?.(ex.status ?? 0, 0);
     });
     return this;
   }
 
-  /** Starts listening; resolves with the bound port (useful with port 0). */
-  listen(host: string, port: number): Promise<number> {
+  /**
+   * Starts listening; resolves with the bound port (useful with port 0). Rejects with
+   * PortUnavailableError when the port is taken (or not permitted); with `reusePort` the port is
+   * shared with other processes that also ask for it.
+   */
+  listen(host: string, port: number, reusePort = false): Promise<number> {
     return new Promise((resolve, reject) => {
-      this.#app.listen(host, port, (socket) => {
+      const onListen = (socket: us_listen_socket | false) => {
         if (!socket) {
-          reject(new Error(`Cannot listen on ${host}:${port}`));
+          reject(new PortUnavailableError(host, port));
           return;
         }
         this.#listenSocket = socket;
         resolve(listenSocketPort(socket));
-      });
+      };
+      // The typings lack the (host, port, options, cb) form the binding accepts.
+      const listen = this.#app.listen as unknown as (h: string, p: number, o: number, cb: typeof onListen) => void;
+      if (reusePort) this.#app.listen(host, port, onListen);
+      else listen.call(this.#app, host, port, LISTEN_EXCLUSIVE_PORT, onListen);
     });
   }
 

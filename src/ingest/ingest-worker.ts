@@ -25,6 +25,8 @@ export class IngestWorker {
   #worker!: Worker;
   #exited!: Promise<void>;
   #stopping = false;
+  /** The worker thread is running (false between an unexpected exit and its restart). */
+  #running = false;
 
   private constructor(config: Config, log: Logger) {
     this.#log = log;
@@ -53,10 +55,12 @@ export class IngestWorker {
   #start(): void {
     const worker = new Worker(new URL('../ts-worker.mjs', import.meta.url), { workerData: this.#data });
     this.#worker = worker;
+    this.#running = true;
     worker.on('message', (message: IngestMessage) => this.#onMessage(message));
     worker.on('error', (err) => this.#log.error({ err }, 'ingest worker failed'));
     this.#exited = new Promise((resolve) => {
       worker.once('exit', (code) => {
+        this.#running = false;
         resolve();
         for (const settle of this.#pending.values()) settle(false);
         this.#pending.clear();
@@ -65,6 +69,11 @@ export class IngestWorker {
         setTimeout(() => this.#stopping || this.#start(), RESTART_DELAY_MS).unref();
       });
     });
+  }
+
+  /** Whether the worker thread runs (for /ready). */
+  get running(): boolean {
+    return this.#running;
   }
 
   #onMessage(message: IngestMessage): void {

@@ -50,7 +50,9 @@ export interface BuilderStats {
   /** Events applied and written since start. */
   applied: number;
   /** Acceptance-to-write lag since start. */
-  lag: ReturnType<LagHistogram['summary']>;
+  lag: Awaited<ReturnType<LagHistogram['summary']>>;
+  /** The lag histogram for /metrics (prom-client JSON). */
+  metrics: Awaited<ReturnType<LagHistogram['metrics']>>;
   /** Events (partly) skipped since start, by reason. */
   skipped: Record<string, number>;
   /** Last event sequence number written, per environment. */
@@ -145,8 +147,8 @@ function flush(): void {
   unwritten.length = 0;
 }
 
-function postStats(): void {
-  const stats: BuilderStats = { type: 'stats', applied, lag: lag.summary(), skipped: Object.fromEntries(skipped), positions: { ...written } };
+async function postStats(): Promise<void> {
+  const stats: BuilderStats = { type: 'stats', applied, lag: await lag.summary(), metrics: await lag.metrics(), skipped: Object.fromEntries(skipped), positions: { ...written } };
   parentPort!.postMessage(stats);
 }
 
@@ -193,8 +195,8 @@ while (!stopping) {
   // Stats only when a flush changed them: an idle builder posts nothing.
   const statsChanged = applied !== postedApplied || changesWritten !== postedChanges;
   if (statsChanged && now - lastStats >= data.statsIntervalMs) {
-    postStats();
     [lastStats, postedApplied, postedChanges] = [now, applied, changesWritten];
+    await postStats();
   }
   if (consumed > 0) {
     // More may be waiting: yield to the event loop (a 'stop' message) and go on at once.
@@ -208,7 +210,7 @@ while (!stopping) {
 }
 stopListening();
 flush();
-postStats();
+await postStats();
 await store.close();
 // The 'message' listener keeps parentPort referenced, which would keep this thread (and so a
 // graceful shutdown) alive forever; closing it lets the thread exit once the stats are sent.

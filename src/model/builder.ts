@@ -17,6 +17,8 @@ export class ModelBuilder {
   #worker!: Worker;
   #exited!: Promise<void>;
   #stopping = false;
+  /** The worker thread is running (false between an unexpected exit and its restart). */
+  #running = false;
   #stats: BuilderStats | undefined;
 
   readonly #onRows: (rows: BuilderRows) => void;
@@ -40,10 +42,12 @@ export class ModelBuilder {
   #start(): void {
     const worker = new Worker(new URL('../ts-worker.mjs', import.meta.url), { workerData: this.#workerData });
     this.#worker = worker;
+    this.#running = true;
     worker.on('message', (message: BuilderStats | BuilderRows) => (message.type === 'rows' ? this.#onRows(message) : this.#onStats(message)));
     worker.on('error', (err) => this.#log.error({ err }, 'model builder failed'));
     this.#exited = new Promise((resolve) => {
       worker.once('exit', (code) => {
+        this.#running = false;
         resolve();
         if (this.#stopping) return;
         // Its last commit holds its position: a new worker resumes there without double counting.
@@ -59,6 +63,11 @@ export class ModelBuilder {
       if (n !== before[reason]) this.#log.info({ reason, total: n }, 'model builder skipped events');
     }
     this.#stats = stats;
+  }
+
+  /** Whether the worker thread runs (for /ready). */
+  get running(): boolean {
+    return this.#running;
   }
 
   /** Latest stats (undefined until the first report, within a second of start). */

@@ -85,6 +85,16 @@ export class RankingPool {
     await Promise.all(Array.from({ length: this.#workers }, () => this.#run({ deadlineAt: Infinity, tasks: [] })));
   }
 
+  /** Requests waiting for a worker (for /metrics). */
+  get queueDepth(): number {
+    return this.#pending.length;
+  }
+
+  /** Ranking worker threads alive (for /ready). */
+  get threads(): number {
+    return this.#piscina.threads.length;
+  }
+
   /** Ranks one request; rejects with E.unavailable (503) on a full queue or a missed deadline. */
   rank(task: RankTask): Promise<RankOutcome> {
     return this.#enqueue(task) as Promise<RankOutcome>;

@@ -1,7 +1,6 @@
-// Piscina loads this plain module: Node 20 does not run tsx's loader in worker threads, so it is
-// registered here before the TypeScript worker is imported, and its handler re-exported.
-import { register } from 'tsx/esm/api';
+// Piscina loads this plain module: it imports the ranking worker from dist/ or through tsx
+// (../load-entry.mjs) and re-exports its handler.
+import { importEntry } from '../load-entry.mjs';
 
-register();
-const { default: rankBatch } = await import('./worker.ts');
+const { default: rankBatch } = await importEntry(new URL('./worker.ts', import.meta.url).href);
 export default rankBatch;

@@ -14,6 +14,8 @@ export interface Problem {
   status: number;
   detail: string;
   errors?: FieldErrorEntry[];
+  /** The request id, also in the X-Request-Id response header. */
+  request_id: string;
 }
 
 /** Asserts a problem response (status, media type, RFC 9457 fields and nothing else); returns its body. */
@@ -26,8 +28,10 @@ export async function assertProblem(res: Response, status: number, kind: string)
   assert.equal(body.status, status);
   assert.ok(typeof body.title === 'string' && body.title.length > 0, 'title is a non-empty string');
   assert.ok(typeof body.detail === 'string' && body.detail.length > 0, 'detail is a non-empty string');
+  assert.ok(typeof body.request_id === 'string' && body.request_id.length > 0, 'request_id is a non-empty string');
+  assert.equal(res.headers.get('x-request-id'), body.request_id, 'the body names the request id of the X-Request-Id header');
   for (const key of Object.keys(body)) {
-    assert.ok(['type', 'title', 'status', 'detail', 'errors'].includes(key), `unexpected problem field '${key}'`);
+    assert.ok(['type', 'title', 'status', 'detail', 'errors', 'request_id'].includes(key), `unexpected problem field '${key}'`);
   }
   return body;
 }

@@ -1,5 +1,6 @@
-// Starts the real service (`src/main.ts`) as a child process on a free port with a fresh data
-// directory, and reads its demo client credentials from its first-start log line.
+// Starts the real service (`src/main.ts` through tsx, or the build `dist/main.js` with plain node
+// as `npm start` runs it) as a child process on a free port with a fresh data directory, and
+// reads its demo client credentials from its first-start log line.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,6 +34,8 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** Extra node flags before the entry (e.g. --cpu-prof for profiling benches). */
   nodeArgs?: string[];
+  /** Run the build (`node dist/main.js`, as `npm start` does; scripts/test.ts builds it) instead of the sources. */
+  built?: boolean;
 }
 
 export function tempDir(prefix = 'affinity-test-'): string {
@@ -57,7 +60,8 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     writeFileSync(file, JSON.stringify(options.config));
     env.AFFINITY_CONFIG = file;
   }
-  const proc = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', join(ROOT, 'src/main.ts')], {
+  const args = options.built ? [join(ROOT, 'dist/main.js')] : ['--import', 'tsx', join(ROOT, 'src/main.ts')];
+  const proc = spawn(process.execPath, [...(options.nodeArgs ?? []), ...args], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -42,9 +42,9 @@ test('the client CLI manages clients on the data directory of a running server',
     assert.equal(item.status, 404, 'the token is accepted on the items routes');
   });
 
-  await t.test('client create without --env exits 1 with a message on stderr and prints nothing', async () => {
+  await t.test('client create without --env exits 2 (a usage error) with a message on stderr and prints nothing', async () => {
     const out = await runCli(['client', 'create'], env);
-    assert.equal(out.code, 1);
+    assert.equal(out.code, 2);
     assert.equal(out.stdout, '');
     assert.match(out.stderr, /--env/);
   });

@@ -1,4 +1,4 @@
-// STYLE §5: every error kind is documented in README.md's error table, so integrators can look
+// STYLE §5: every error kind is documented in the error table of docs/reference.md, so integrators can look
 // up any `type` the service returns.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { E } from '../../src/errors.ts';
 
-const README = readFileSync(join(import.meta.dirname, '..', '..', 'README.md'), 'utf8');
+const README = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'reference.md'), 'utf8');
 
-test('every error kind is in the README error table with its default status', () => {
+test('every error kind is in the error table of docs/reference.md with its default status', () => {
   const samples: Record<string, unknown[]> = { methodNotAllowed: ['GET', '/x', 'PUT'], invalidEvents: ['x', []], invalidItem: ['x', []] };
   for (const [kind, make] of Object.entries(E)) {
     const kebab = kind.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
@@ -16,7 +16,7 @@ test('every error kind is in the README error table with its default status', ()
     const error = (make as (...a: unknown[]) => { status: number; kind: string })(...args);
     assert.equal(error.kind, kind);
     const row = README.split('\n').find((line) => line.startsWith(`| \`${kebab}\` |`));
-    assert.ok(row, `README.md error table lacks ${kebab}`);
-    assert.match(row, new RegExp(`\\| ${error.status}\\b`), `README.md gives ${kebab} a status other than ${error.status}`);
+    assert.ok(row, `docs/reference.md error table lacks ${kebab}`);
+    assert.match(row, new RegExp(`\\| ${error.status}\\b`), `docs/reference.md gives ${kebab} a status other than ${error.status}`);
   }
 });

@@ -9,14 +9,17 @@ import type { Config } from '../../config/types.ts';
 import {
   EVENT_CHANNELS,
   STANDARD_PAGE_TYPES,
+  EVENT_TYPES,
   checkEvent,
   type EventVocabulary,
   type TrackedEvent,
 } from '../../domain/event.ts';
 import { E, type FieldError } from '../../errors.ts';
+import type { ServiceMetrics } from '../../metrics/service-metrics.ts';
 import { consumedEntries, type Notice } from '../../recommend/notices.ts';
 import type { EventLog } from '../../store/event-log.ts';
 import { authorize, type Authorizer } from '../auth.ts';
+import { isProtobuf, type ProtobufCodec } from '../protobuf.ts';
 import { sendEmpty, sendJson, type StatusMap } from '../respond.ts';
 import type { HttpServer } from '../server.ts';
 
@@ -40,11 +43,18 @@ function describe(problems: ReadonlyArray<[string, string]>): string {
 
 export interface EventRoutesDeps {
   eventLog: EventLog;
-  /** Told of every accepted batch, so the next recommendation already excludes what was consumed. */
   auth: Authorizer;
   environments: Config['environments'];
   /** Tells the ranking workers (RankingPool.notify). */
   notifyRanking(notice: Notice): void;
+  metrics: ServiceMetrics;
+  protobuf: ProtobufCodec;
+}
+
+/** An event's type as a metric label: types outside SPEC.md's table become `unknown`. */
+function typeLabel(event: unknown): string {
+  const type = (event as { event_type?: unknown } | null)?.event_type;
+  return typeof type === 'string' && Object.hasOwn(EVENT_TYPES, type) ? type : 'unknown';
 }
 
 function vocabularies(environments: Config['environments']): Map<string, EventVocabulary> {
@@ -59,13 +69,18 @@ function vocabularies(environments: Config['environments']): Map<string, EventVo
   return out;
 }
 
-function parseBatch(body: Buffer | undefined): unknown[] {
+function parseJsonBatch(body: Buffer | undefined): unknown[] {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body && body.length > 0 ? body.toString('utf8') : '');
   } catch (err) {
     throw E.bodyNotJson((err as Error).message);
   }
+  return checkBatch(parsed);
+}
+
+/** The batch's shape, whichever wire format it came in. */
+function checkBatch(parsed: unknown): unknown[] {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw E.invalidRequest('The body must be an object with an `events` array', [{ path: '(body)', message: 'must be an object' }]);
   }
@@ -95,7 +110,8 @@ export function registerEventRoutes(server: HttpServer, deps: EventRoutesDeps): 
     const environment = req.params[0] ?? '';
     const words = vocabulary.get(environment);
     if (!words) throw E.environmentNotFound(environment);
-    const events = parseBatch(body);
+    const binary = isProtobuf(req.contentType);
+    const events = binary ? checkBatch(deps.protobuf.decodeEvents(body)) : parseJsonBatch(body);
     const errors: FieldError[] = [];
     for (let i = 0; i < events.length; i++) {
       const problems = checkEvent(events[i], words);
@@ -108,14 +124,17 @@ export function registerEventRoutes(server: HttpServer, deps: EventRoutesDeps): 
       });
     }
     if (errors.length > 0) {
+      deps.metrics.countEvents(environment, 'rejected', events.map(typeLabel));
       const shown = errors.slice(0, MAX_ERRORS_IN_TITLE).map((e) => `events[${e.index}]: ${e.message}`);
       if (errors.length > MAX_ERRORS_IN_TITLE) shown.push(`and ${errors.length - MAX_ERRORS_IN_TITLE} more`);
       throw E.invalidEvents(shown.join('; '), errors);
     }
-    await deps.eventLog.append(environment, events as TrackedEvent[], body!);
+    // The log keeps batches as JSON (exports, the builder): a protobuf batch is stored as its JSON.
+    await deps.eventLog.append(environment, events as TrackedEvent[], binary ? Buffer.from(JSON.stringify({ events })) : body!);
     // After the commit: a ranking worker that applies the notice reads this batch's commit too.
     const entries = consumedEntries(events as TrackedEvent[], deps.environments[environment]!.model.eventWeights);
     if (entries.length > 0) deps.notifyRanking({ kind: 'consumed', environment, entries });
+    deps.metrics.countEvents(environment, 'accepted', events.map(typeLabel));
     sendEmpty(ex, 200);
   });
 

@@ -17,7 +17,8 @@ import { LIST_ID_SEPARATOR, type RankTask } from '../../recommend/task.ts';
 import { authorize, type Authorizer } from '../auth.ts';
 import { environmentOf } from '../environment.ts';
 import { parseJsonBody } from '../read-body.ts';
-import { sendJsonText, type StatusMap } from '../respond.ts';
+import { acceptsProtobuf, isProtobuf, PROTOBUF_MEDIA_TYPE, type ProtobufCodec } from '../protobuf.ts';
+import { sendBody, sendJsonText, type StatusMap } from '../respond.ts';
 import { parseRecommendationRequest, type RecommendationRequest } from '../schemas/recommendation.ts';
 import type { HttpServer } from '../server.ts';
 
@@ -33,6 +34,23 @@ export interface RecommendationRoutesDeps {
   auth: Authorizer;
   environments: Config['environments'];
   recommend: Config['recommend'];
+  protobuf: ProtobufCodec;
+}
+
+/** One list of a protobuf answer (JSON answers are written as text). */
+interface AnswerList {
+  list_name: string;
+  alias?: string;
+  list_key?: string;
+  list_size: number;
+  limit: number;
+  items: object[];
+}
+
+/** The items of a ranked list's first `shown` as objects, for the protobuf answer. */
+function itemObjects(ids: string, count: number, shown: number, information: ReadonlyArray<string | undefined> | undefined): object[] {
+  const itemIds = count === 0 ? [] : ids.split(LIST_ID_SEPARATOR, shown);
+  return itemIds.map((item_id, i) => ({ item_id, rank: i + 1, ...(information?.[i] !== undefined ? { information_field: information[i] } : {}) }));
 }
 
 /**
@@ -89,21 +107,26 @@ export function registerRecommendationRoutes(server: HttpServer, deps: Recommend
     const environment = req.params[0] ?? '';
     await authorize(deps.auth, req.authorization, environment);
     const env = environmentOf(deps.environments, environment);
-    const request = parseRecommendationRequest(parseJsonBody(body), env, deps.recommend);
+    const wire = isProtobuf(req.contentType) ? deps.protobuf.decodeRecommendationRequest(body) : parseJsonBody(body);
+    const request = parseRecommendationRequest(wire, env, deps.recommend);
     const requestId = uuidv7({ rng: random16 });
     const userGroup = request.userGroup ?? assignUserGroup(env, environment, request.userId, request.deviceId);
     const head = headJson(requestId, userGroup, request.deviceId, request.userId);
+    const headObject = { request_id: requestId, user_group: userGroup, device_id: request.deviceId, ...(request.userId ? { user_id: request.userId } : {}) };
     deps.requests.count(environment, Date.now(), request.lists.map((l) => l.name), userGroup, request.channel);
 
     if (isControlGroup(env, userGroup)) {
       // The customer's own recommendations are shown: attribution only (SPEC.md rule).
-      const lists = request.lists.map((l) => JSON.stringify({ list_name: l.name, ...(l.alias ? { alias: l.alias } : {}), list_size: l.size, limit: 0, items: [] }));
-      sendJsonText(ex, 200, `{${head},"lists":[${lists.join(',')}]}`);
+      const lists = request.lists.map((l) => ({ list_name: l.name, ...(l.alias ? { alias: l.alias } : {}), list_size: l.size, limit: 0, items: [] }));
+      if (acceptsProtobuf(req.accept)) sendBody(ex, 200, PROTOBUF_MEDIA_TYPE, deps.protobuf.encodeRecommendationResponse({ ...headObject, lists }));
+      else sendJsonText(ex, 200, `{${head},"lists":${JSON.stringify(lists)}}`);
       return;
     }
 
     const outcome = await deps.pool.rank(rankTask(environment, env, request));
     if ('errors' in outcome) throw E.invalidRequest(outcome.errors.map((e) => `${e.path} ${e.message}`).join('; '), outcome.errors);
+    const protobuf = acceptsProtobuf(req.accept);
+    const protobufLists: AnswerList[] = [];
     let lists = '';
     for (let i = 0; i < request.lists.length; i++) {
       const l = request.lists[i]!;
@@ -124,13 +147,19 @@ export function registerRecommendationRoutes(server: HttpServer, deps: Recommend
         };
         listKey = deps.listCache.put(cached, env.listCache.ttlSec);
       }
+      if (protobuf) {
+        const items = itemObjects(ranked.ids, ranked.count, ranked.shown, ranked.information);
+        protobufLists.push({ list_name: l.name, ...(l.alias ? { alias: l.alias } : {}), ...(listKey ? { list_key: listKey } : {}), list_size: ranked.count, limit: items.length, items });
+        continue;
+      }
       const alias = l.alias ? `,"alias":${JSON.stringify(l.alias)}` : '';
       const key = listKey ? `,"list_key":${JSON.stringify(listKey)}` : '';
       // list_size: the list as computed, fewer than asked when the catalog cannot fill it.
       if (i > 0) lists += ',';
       lists += `{"list_name":${JSON.stringify(l.name)}${alias}${key},"list_size":${ranked.count},"limit":${ranked.shown},"items":${ranked.itemsJson}}`;
     }
-    sendJsonText(ex, 200, `{${head},"lists":[${lists}]}`);
+    if (protobuf) sendBody(ex, 200, PROTOBUF_MEDIA_TYPE, deps.protobuf.encodeRecommendationResponse({ ...headObject, lists: protobufLists }));
+    else sendJsonText(ex, 200, `{${head},"lists":[${lists}]}`);
   });
 
   server.route('get', '/api/:environment/recommendations/lists', { status: STATUS_LIST }, async (ex, req) => {

@@ -1,0 +1,171 @@
+/**
+ * @module http/openapi/schemas
+ * JSON Schemas (2020-12, as OpenAPI 3.1 takes them) of request and response bodies. Request
+ * bodies are the very schemas the routes validate with (item, recommendation request, feed) or,
+ * for events, derived from the same EVENT_TYPES table checkEvent reads: one source of truth.
+ * Response schemas describe what the routes write; the OpenAPI test validates real answers
+ * against them.
+ */
+import { COMMON_OPTIONAL, EVENT_TYPES, MAX_BASKET_ENTRIES, MAX_ID_LENGTH, type FieldKind } from '../../domain/event.ts';
+import { FEED_BODY } from '../schemas/feed.ts';
+import { ITEM_SCHEMA } from '../schemas/item.ts';
+import { REQUEST_SCHEMA } from '../schemas/recommendation.ts';
+import { MAX_EVENTS_PER_REQUEST } from '../routes/events.ts';
+
+type Schema = Record<string, unknown>;
+
+const STRING_ID = { type: 'string', minLength: 1, maxLength: MAX_ID_LENGTH };
+
+function fieldSchema(kind: FieldKind): Schema {
+  switch (kind) {
+    case 'id':
+    case 'label':
+      return STRING_ID;
+    case 'user':
+      return { anyOf: [STRING_ID, { type: 'null' }] };
+    case 'integer':
+      return { type: 'integer' };
+    case 'number':
+      return { type: 'number' };
+    case 'basket':
+      return {
+        type: 'array',
+        maxItems: MAX_BASKET_ENTRIES,
+        items: { type: 'object', required: ['id'], properties: { id: STRING_ID }, additionalProperties: { type: ['string', 'number', 'boolean', 'null'] } },
+      };
+  }
+}
+
+/** One schema per event type, from SPEC.md's table as domain/event.ts holds it. */
+function eventSchemas(): Schema[] {
+  return Object.entries(EVENT_TYPES).map(([type, spec]) => {
+    const fields = { ...COMMON_OPTIONAL, ...spec.optional, ...spec.required };
+    return {
+      title: type,
+      type: 'object',
+      additionalProperties: false,
+      required: ['event_type', ...Object.keys(spec.required)],
+      properties: { event_type: { const: type }, ...Object.fromEntries(Object.entries(fields).map(([name, kind]) => [name, fieldSchema(kind)])) },
+    };
+  });
+}
+
+const PROBLEM = {
+  type: 'object',
+  description: 'RFC 9457 problem details; `errors` names each failing field (events: with its index)',
+  additionalProperties: false,
+  required: ['type', 'title', 'status', 'detail', 'request_id'],
+  properties: {
+    type: { type: 'string' },
+    title: { type: 'string' },
+    status: { type: 'integer' },
+    detail: { type: 'string' },
+    request_id: { type: 'string', description: 'also in the X-Request-Id response header' },
+    errors: {
+      type: 'array',
+      items: { type: 'object', required: ['path', 'message'], properties: { index: { type: 'integer' }, path: { type: 'string' }, message: { type: 'string' } } },
+    },
+  },
+};
+
+const RECOMMENDED_LIST = {
+  type: 'object',
+  required: ['list_name', 'list_size', 'limit', 'items'],
+  properties: {
+    list_name: { type: 'string' },
+    alias: { type: 'string' },
+    list_key: { type: 'string', description: 'for GET /recommendations/lists (when the list cache is on)' },
+    list_size: { type: 'integer', minimum: 0 },
+    limit: { type: 'integer', minimum: 0 },
+    items: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['item_id', 'rank'],
+        properties: { item_id: { type: 'string' }, rank: { type: 'integer', minimum: 1 }, information_field: {} },
+      },
+    },
+  },
+};
+
+const RECOMMENDATION_RESPONSE = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['request_id', 'user_group', 'device_id', 'lists'],
+  properties: {
+    request_id: { type: 'string' },
+    user_group: { type: 'string' },
+    device_id: { type: 'string' },
+    user_id: { type: 'string' },
+    lists: { type: 'array', items: RECOMMENDED_LIST },
+  },
+};
+
+const FEED = {
+  type: 'object',
+  required: ['feed_id', 'url', 'format', 'item_type'],
+  properties: { feed_id: { type: 'string' }, url: { type: 'string' }, format: { type: 'string' }, item_type: { type: 'string' }, status: { type: ['object', 'null'] } },
+};
+
+const IMPORT = {
+  type: 'object',
+  required: ['import_id', 'state'],
+  properties: { import_id: { type: 'string' }, state: { enum: ['receiving', 'queued', 'processing', 'done', 'failed'] } },
+};
+
+/** Every named schema of the document (`#/components/schemas/<name>`). */
+export const COMPONENT_SCHEMAS: Record<string, Schema> = {
+  Problem: PROBLEM,
+  Item: ITEM_SCHEMA as unknown as Schema,
+  ItemList: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['items', 'next_cursor'],
+    properties: {
+      items: { type: 'array', items: { type: 'object', additionalProperties: false, required: ['item_id', 'enabled'], properties: { item_id: { type: 'string' }, enabled: { type: 'boolean' } } } },
+      next_cursor: { type: ['string', 'null'] },
+    },
+  },
+  Event: { oneOf: eventSchemas() },
+  EventBatch: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['events'],
+    properties: { events: { type: 'array', minItems: 1, maxItems: MAX_EVENTS_PER_REQUEST, items: { $ref: '#/components/schemas/Event' } } },
+  },
+  RecentEvents: {
+    type: 'object',
+    required: ['events'],
+    properties: { events: { type: 'array', items: { type: 'object', required: ['event_type', 'accepted_at'], properties: { event_type: { type: 'string' }, accepted_at: { type: 'string' } } } } },
+  },
+  RecommendationRequest: REQUEST_SCHEMA as unknown as Schema,
+  RecommendationResponse: RECOMMENDATION_RESPONSE,
+  Token: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['access_token', 'token_type', 'expires_in', 'scope'],
+    properties: { access_token: { type: 'string' }, token_type: { const: 'Bearer' }, expires_in: { type: 'integer' }, scope: { type: 'string' } },
+  },
+  TokenRequest: {
+    type: 'object',
+    required: ['grant_type'],
+    properties: { grant_type: { const: 'client_credentials' }, client_id: { type: 'string' }, client_secret: { type: 'string' }, scope: { type: 'string' } },
+  },
+  OAuthError: { type: 'object', required: ['error', 'error_description'], properties: { error: { type: 'string' }, error_description: { type: 'string' } } },
+  Jwks: { type: 'object', required: ['keys'], properties: { keys: { type: 'array', items: { type: 'object', required: ['kty'] } } } },
+  Health: { type: 'object', required: ['status'], properties: { status: { const: 'ok' }, model_builder: { type: ['object', 'null'] }, trained_model: { type: ['object', 'null'] } } },
+  Ready: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['status'],
+    properties: { status: { enum: ['ready', 'not_ready'] }, reasons: { type: 'array', items: { type: 'string' } } },
+  },
+  Report: { type: 'object', required: ['from', 'to', 'rows'], properties: { from: { type: 'string' }, to: { type: 'string' }, rows: { type: 'array', items: { type: 'object' } } } },
+  ModelRebuild: { type: 'object', required: ['environment', 'status'], properties: { environment: { type: 'string' }, status: { type: 'string' } } },
+  FeedBody: FEED_BODY as unknown as Schema,
+  Feed: FEED,
+  FeedList: { type: 'object', required: ['feeds'], properties: { feeds: { type: 'array', items: FEED } } },
+  Import: IMPORT,
+  ImportList: { type: 'object', required: ['imports'], properties: { imports: { type: 'array', items: IMPORT } } },
+};

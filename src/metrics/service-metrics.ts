@@ -1,0 +1,213 @@
+/**
+ * @module metrics/service-metrics
+ * The Prometheus metrics of the service (prom-client), served at GET /metrics. The hot path only
+ * touches counters and histogram children resolved once per route and status (no label hashing
+ * per request); everything else (builder, trainer, pool, LMDB, feeds, imports) is read when
+ * Prometheus scrapes, from the components' own stats. Owns no component and starts no timer
+ * beyond prom-client's default collectors (GC pauses, event-loop delay, memory).
+ */
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+
+/** Request latency buckets, seconds: 0.25 ms (a cached answer) to 10 s (a long upload). */
+const LATENCY_BUCKETS = [0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
+
+/** The sources read at scrape time; each is optional so a partly started service still answers. */
+export interface MetricSources {
+  builder?: () => { applied: number; positions: Record<string, number>; metrics?: MetricObjectWithValues<MetricValue<string>>[] } | undefined;
+  trainer?: () => ReadonlyMap<string, { builds: number; failures: number; last?: { version: number; builtAt: number; buildMs: number } }>;
+  poolQueueDepth?: () => number;
+  dataDir?: string;
+  feeds?: () => Array<{ environment: string; feedId: string; polls: number; outcome?: string; consecutiveFailures: number; entriesRejected: number }>;
+  imports?: () => Array<{ environment: string; state: string }>;
+}
+
+/** Observes one finished request: `status` is what was written (0: the client aborted first). */
+export type RequestObserver = (status: number, seconds: number) => void;
+
+export class ServiceMetrics {
+  readonly registry = new Registry();
+  readonly #requests: Counter<'route' | 'method' | 'status'>;
+  readonly #latency: Histogram<'route' | 'method' | 'status'>;
+  readonly #events: Counter<'environment' | 'event_type' | 'outcome'>;
+  readonly #eventChildren = new Map<string, Counter.Internal>();
+  #sources: MetricSources = {};
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+    const registers = [this.registry];
+    this.#requests = new Counter({ name: 'affinity_http_requests_total', help: 'HTTP requests answered, by route pattern, method and status (0: client aborted)', labelNames: ['route', 'method', 'status'], registers });
+    this.#latency = new Histogram({ name: 'affinity_http_request_duration_seconds', help: 'HTTP request latency from routing to the last byte written', labelNames: ['route', 'method', 'status'], buckets: LATENCY_BUCKETS, registers });
+    this.#events = new Counter({ name: 'affinity_events_total', help: 'Tracked events by environment, event type and outcome (accepted, rejected)', labelNames: ['environment', 'event_type', 'outcome'], registers });
+    const sources = () => this.#sources;
+    new Gauge({
+      name: 'affinity_builder_applied_events',
+      help: 'Events the model builder has applied and written since start',
+      registers,
+      collect() {
+        const s = sources().builder?.();
+        if (s) this.set(s.applied);
+      },
+    });
+    new Gauge({
+      name: 'affinity_builder_offset',
+      help: 'Last event-log offset the model builder has written, per environment',
+      labelNames: ['environment'],
+      registers,
+      collect() {
+        const s = sources().builder?.();
+        if (s) for (const [environment, seq] of Object.entries(s.positions)) this.set({ environment }, seq);
+      },
+    });
+    new Gauge({
+      name: 'affinity_model_version',
+      help: 'Version of the trained model serving, per environment (0: none yet)',
+      labelNames: ['environment'],
+      registers,
+      collect() {
+        for (const [environment, s] of sources().trainer?.() ?? []) this.set({ environment }, s.last?.version ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'affinity_model_age_seconds',
+      help: 'Age of the trained model serving, per environment',
+      labelNames: ['environment'],
+      registers,
+      collect() {
+        for (const [environment, s] of sources().trainer?.() ?? []) if (s.last) this.set({ environment }, (Date.now() - s.last.builtAt) / 1000);
+      },
+    });
+    new Gauge({
+      name: 'affinity_model_build_duration_seconds',
+      help: 'Duration of the last trained-model build, per environment',
+      labelNames: ['environment'],
+      registers,
+      collect() {
+        for (const [environment, s] of sources().trainer?.() ?? []) if (s.last) this.set({ environment }, s.last.buildMs / 1000);
+      },
+    });
+    new Gauge({
+      name: 'affinity_model_builds',
+      help: 'Trained-model builds since start, per environment and outcome',
+      labelNames: ['environment', 'outcome'],
+      registers,
+      collect() {
+        for (const [environment, s] of sources().trainer?.() ?? []) {
+          this.set({ environment, outcome: 'built' }, s.builds - s.failures);
+          this.set({ environment, outcome: 'failed' }, s.failures);
+        }
+      },
+    });
+    new Gauge({
+      name: 'affinity_rank_queue_depth',
+      help: 'Recommendation requests waiting for a ranking worker (503 past recommend.maxQueue)',
+      registers,
+      collect() {
+        const depth = sources().poolQueueDepth?.();
+        if (depth !== undefined) this.set(depth);
+      },
+    });
+    new Gauge({
+      name: 'affinity_lmdb_file_bytes',
+      help: 'Size of the LMDB data file',
+      registers,
+      collect() {
+        const dir = sources().dataDir;
+        if (!dir) return;
+        try {
+          this.set(statSync(join(dir, 'db', 'data.mdb')).size);
+        } catch {
+          // Not created yet: no sample.
+        }
+      },
+    });
+    new Gauge({
+      name: 'affinity_feed_polls',
+      help: 'Polls of each feed since it was added, by the outcome of its last poll',
+      labelNames: ['environment', 'feed', 'last_outcome'],
+      registers,
+      collect() {
+        this.reset();
+        for (const f of sources().feeds?.() ?? []) this.set({ environment: f.environment, feed: f.feedId, last_outcome: f.outcome ?? 'none' }, f.polls);
+      },
+    });
+    new Gauge({
+      name: 'affinity_feed_consecutive_failures',
+      help: 'Failed polls in a row, per feed',
+      labelNames: ['environment', 'feed'],
+      registers,
+      collect() {
+        this.reset();
+        for (const f of sources().feeds?.() ?? []) this.set({ environment: f.environment, feed: f.feedId }, f.consecutiveFailures);
+      },
+    });
+    new Gauge({
+      name: 'affinity_imports',
+      help: 'Imports (file drops and uploads) kept in the data directory, by state',
+      labelNames: ['environment', 'state'],
+      registers,
+      collect() {
+        this.reset();
+        const counts = new Map<string, { environment: string; state: string; n: number }>();
+        for (const i of sources().imports?.() ?? []) {
+          const key = `${i.environment}\0${i.state}`;
+          const entry = counts.get(key) ?? { environment: i.environment, state: i.state, n: 0 };
+          entry.n++;
+          counts.set(key, entry);
+        }
+        for (const c of counts.values()) this.set({ environment: c.environment, state: c.state }, c.n);
+      },
+    });
+  }
+
+  /** Connects the scrape-time sources once the components exist. */
+  setSources(sources: MetricSources): void {
+    this.#sources = sources;
+  }
+
+  /**
+   * An observer for one route and method: the per-status children are resolved once, so a
+   * request costs one Map lookup, one counter increment and one histogram observation.
+   */
+  requestObserver(route: string, method: string): RequestObserver {
+    const children = new Map<number, { count: Counter.Internal; latency: Histogram.Internal<'route' | 'method' | 'status'> }>();
+    return (status, seconds) => {
+      let child = children.get(status);
+      if (!child) {
+        const labels = { route, method, status: String(status) };
+        child = { count: this.#requests.labels(labels), latency: this.#latency.labels(labels) };
+        children.set(status, child);
+      }
+      child.count.inc();
+      child.latency.observe(seconds);
+    };
+  }
+
+  /**
+   * Counts a batch of events by type (accepted or rejected). The caller maps types outside
+   * SPEC.md's table to `unknown`, so a client cannot grow the label set; children are cached.
+   */
+  countEvents(environment: string, outcome: 'accepted' | 'rejected', eventTypes: readonly string[]): void {
+    for (let i = 0; i < eventTypes.length; i++) {
+      const key = `${environment}\0${eventTypes[i]!}\0${outcome}`;
+      let child = this.#eventChildren.get(key);
+      if (!child) {
+        child = this.#events.labels({ environment, event_type: eventTypes[i]!, outcome });
+        this.#eventChildren.set(key, child);
+      }
+      child.inc();
+    }
+  }
+
+  /** Prometheus text format: the main thread's registry plus the model builder worker's. */
+  async text(): Promise<string> {
+    const builderMetrics = this.#sources.builder?.()?.metrics;
+    if (!builderMetrics) return this.registry.metrics();
+    return Registry.merge([this.registry, AggregatorRegistry.aggregate([builderMetrics])]).metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}

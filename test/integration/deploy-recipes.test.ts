@@ -1,0 +1,35 @@
+// Static checks of the Dockerfile and the systemd unit (no Docker engine or systemd runs in CI,
+// so they are not started here): every file they copy or run exists after `npm run build`, the
+// image is multi-stage, runs as a non-root user with a health check on /ready, and both start
+// `node dist/main.js` directly so SIGTERM reaches the service.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+test('the Dockerfile builds in one stage and runs the build in another, non-root, with a /ready health check', () => {
+  const dockerfile = readFileSync(join(ROOT, 'deploy', 'Dockerfile'), 'utf8');
+  assert.equal([...dockerfile.matchAll(/^FROM /gm)].length, 2, 'two stages');
+  for (const [, from, source] of dockerfile.matchAll(/^COPY (--from=\w+ )?(\S+)/gm)) {
+    if (from) continue;
+    assert.ok(existsSync(join(ROOT, source!)), `COPY ${source} exists in the repository`);
+  }
+  for (const [, built] of dockerfile.matchAll(/^COPY --from=build \/app\/(\S+)/gm)) {
+    assert.ok(existsSync(join(ROOT, built!)), `/app/${built} exists after the build`);
+  }
+  assert.match(dockerfile, /^USER node$/m);
+  assert.match(dockerfile, /^HEALTHCHECK .*\n.*\/ready/m);
+  assert.match(dockerfile, /^CMD \["node", "dist\/main\.js"\]$/m);
+  assert.ok(existsSync(join(ROOT, 'dist', 'main.js')));
+});
+
+test('the systemd unit starts node on dist/main.js, stops with SIGTERM and gives the drain time', () => {
+  const unit = readFileSync(join(ROOT, 'deploy', 'affinity.service'), 'utf8');
+  assert.match(unit, /^ExecStart=\/usr\/bin\/node \/opt\/affinity\/dist\/main\.js$/m);
+  assert.match(unit, /^KillSignal=SIGTERM$/m);
+  const stopSec = Number(/^TimeoutStopSec=(\d+)$/m.exec(unit)?.[1]);
+  assert.ok(stopSec > 10 + 15, 'longer than the default drain (10 s) plus the stop of the workers');
+  assert.match(unit, /^User=affinity$/m);
+});

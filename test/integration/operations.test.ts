@@ -1,0 +1,208 @@
+// Operating the service: Prometheus metrics at /metrics, readiness at /ready, request ids in
+// headers, problem bodies and sampled access logs, CORS per environment (preflights and
+// answers), gzip and deflate request bodies (the size limit on the decoded size; corrupt or
+// oversized ones refused with nothing stored), and gzip responses when asked for.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { deflateSync, gzipSync } from 'node:zlib';
+import { getToken } from '../helpers/auth.ts';
+import { waitFor } from '../helpers/api.ts';
+import { assertProblem } from '../helpers/problem.ts';
+import { startServer, type TestServer } from '../helpers/server.ts';
+import { snapshotStore } from '../helpers/store-snapshot.ts';
+
+const SHOP = 'https://shop.example';
+
+function pageVisit(id: string) {
+  return { event_type: 'page_visit', event_id: id, page_type: 'home', device_id: `dev-${id}`, user_id: `user-${id}`, channel: 'www-desktop' };
+}
+
+function postEvents(server: TestServer, body: string | Uint8Array, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${server.url}/api/demo/events`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body });
+}
+
+async function recentEventIds(server: TestServer, token: string): Promise<string[]> {
+  const res = await fetch(`${server.url}/api/demo/events?limit=1000`, { headers: { Authorization: `Bearer ${token}` } });
+  assert.equal(res.status, 200);
+  return ((await res.json()) as { events: Array<{ event_id?: string }> }).events.map((e) => e.event_id ?? '');
+}
+
+/** The value of one sample line (`name{labels} value`) in Prometheus text, or undefined. */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(name)) continue;
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const found = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
+    if (Object.entries(labels).every(([k, v]) => found[k] === v)) return Number(m[3]);
+  }
+  return undefined;
+}
+
+describe('a server with CORS for one origin and a sampled access log', () => {
+  let server: TestServer;
+  let token: string;
+  before(async () => {
+    server = await startServer({
+      env: { AFFINITY_ACCESS_LOG_SAMPLE_RATE: '1' },
+      config: {
+        environments: {
+          demo: {
+            itemTypes: ['article'],
+            lists: { popular: { strategy: 'popular', itemTypes: [] } },
+            cors: { allowedOrigins: [SHOP] },
+          },
+        },
+      },
+    });
+    token = await getToken(server);
+  });
+  after(() => server.close());
+
+  test('GET /ready answers 200 once the builder has loaded every environment', async () => {
+    const body = await waitFor('ready', async () => {
+      const res = await fetch(`${server.url}/ready`);
+      return res.status === 200 ? ((await res.json()) as { status: string }) : undefined;
+    });
+    assert.deepEqual(body, { status: 'ready' });
+  });
+
+  test('GET /metrics is Prometheus text with request, event, builder, pool, model, LMDB and runtime metrics', async () => {
+    assert.equal((await postEvents(server, JSON.stringify({ events: [pageVisit('m-1'), pageVisit('m-2')] }))).status, 200);
+    assert.equal((await postEvents(server, JSON.stringify({ events: [{ event_type: 'purchase' }] }))).status, 400);
+    // The builder's lag histogram arrives with its next stats report after it applied the events.
+    const text = await waitFor('builder lag samples', async () => {
+      const t = await (await fetch(`${server.url}/metrics`)).text();
+      return (sample(t, 'affinity_builder_lag_seconds_count') ?? 0) >= 2 ? t : undefined;
+    });
+    const res = await fetch(`${server.url}/metrics`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
+    assert.equal(sample(text, 'affinity_events_total', { environment: 'demo', event_type: 'page_visit', outcome: 'accepted' }), 2);
+    assert.equal(sample(text, 'affinity_events_total', { environment: 'demo', event_type: 'purchase', outcome: 'rejected' }), 1);
+    assert.ok((sample(text, 'affinity_http_requests_total', { route: '/api/:environment/events', method: 'POST', status: '200' }) ?? 0) >= 1);
+    assert.ok((sample(text, 'affinity_http_request_duration_seconds_count', { route: '/api/:environment/events', method: 'POST', status: '400' }) ?? 0) >= 1);
+    assert.ok((sample(text, 'affinity_builder_offset', { environment: 'demo' }) ?? 0) >= 1);
+    assert.ok((sample(text, 'affinity_builder_applied_events') ?? 0) >= 2);
+    assert.equal(sample(text, 'affinity_rank_queue_depth'), 0);
+    assert.equal(sample(text, 'affinity_model_version', { environment: 'demo' }), 0, 'no trained model yet');
+    assert.ok((sample(text, 'affinity_lmdb_file_bytes') ?? 0) > 0);
+    for (const name of ['nodejs_eventloop_lag_p99_seconds', 'process_resident_memory_bytes']) {
+      assert.notEqual(sample(text, name), undefined, `${name} is exported`);
+    }
+    // Samples appear with the first collection of each GC kind; the metric is declared from the start.
+    assert.match(text, /^# TYPE nodejs_gc_duration_seconds histogram$/m);
+  });
+
+  test('a request id sent in X-Request-Id is echoed; one is generated otherwise; problems carry it', async () => {
+    const given = await fetch(`${server.url}/health`, { headers: { 'X-Request-Id': 'trace-42' } });
+    assert.equal(given.headers.get('x-request-id'), 'trace-42');
+    const generated = await fetch(`${server.url}/health`);
+    assert.match(generated.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+    const unsafe = await fetch(`${server.url}/health`, { headers: { 'X-Request-Id': 'has spaces and "quotes"' } });
+    assert.match(unsafe.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/, 'an unsafe id is replaced');
+    const problem = await assertProblem(await postEvents(server, '{', { 'X-Request-Id': 'bad-body-1' }), 415, 'body-not-json');
+    assert.equal(problem.request_id, 'bad-body-1');
+  });
+
+  test('with access log sampling at 1 every request is one JSON line with its request id, status and time', async () => {
+    await fetch(`${server.url}/health`, { headers: { 'X-Request-Id': 'logged-1' } });
+    const line = await waitFor('the access line', async () => server.logs.find((l) => l.includes('"requestId":"logged-1"')));
+    const entry = JSON.parse(line) as Record<string, unknown>;
+    assert.equal(entry.msg, 'request');
+    assert.equal(entry.status, 200);
+    assert.equal(entry.method, 'GET');
+    assert.equal(entry.url, '/health');
+    assert.equal(typeof entry.ms, 'number');
+  });
+
+  test('a preflight from an allowed origin is answered with the methods and headers asked for', async () => {
+    const res = await fetch(`${server.url}/api/demo/events`, {
+      method: 'OPTIONS',
+      headers: { Origin: SHOP, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type, content-encoding' },
+    });
+    assert.equal(res.status, 204);
+    assert.equal(res.headers.get('access-control-allow-origin'), SHOP);
+    assert.match(res.headers.get('access-control-allow-methods') ?? '', /POST/);
+    assert.equal(res.headers.get('access-control-allow-headers'), 'content-type, content-encoding');
+    const rec = await fetch(`${server.url}/api/demo/recommendations/requests`, { method: 'OPTIONS', headers: { Origin: SHOP, 'Access-Control-Request-Method': 'POST' } });
+    assert.equal(rec.headers.get('access-control-allow-origin'), SHOP);
+  });
+
+  test('a preflight from an origin not allowed gets no CORS headers', async () => {
+    const res = await fetch(`${server.url}/api/demo/events`, {
+      method: 'OPTIONS',
+      headers: { Origin: 'https://evil.example', 'Access-Control-Request-Method': 'POST' },
+    });
+    assert.equal(res.status, 204);
+    for (const [name] of res.headers) assert.ok(!name.startsWith('access-control-'), `no ${name} header`);
+  });
+
+  test('a preflight naming a badly percent-encoded environment gets no CORS headers and the server keeps serving', async () => {
+    const res = await fetch(`${server.url}/api/%E0%A4%A/events`, { method: 'OPTIONS', headers: { Origin: SHOP, 'Access-Control-Request-Method': 'POST' } });
+    assert.equal(res.status, 204);
+    assert.equal(res.headers.get('access-control-allow-origin'), null);
+    assert.equal((await fetch(`${server.url}/health`)).status, 200);
+  });
+
+  test('events posted from an allowed origin are answered with its CORS headers; others get none', async () => {
+    const allowed = await postEvents(server, JSON.stringify({ events: [pageVisit('cors-1')] }), { Origin: SHOP });
+    assert.equal(allowed.status, 200);
+    assert.equal(allowed.headers.get('access-control-allow-origin'), SHOP);
+    assert.match(allowed.headers.get('access-control-expose-headers') ?? '', /X-Request-Id/);
+    const other = await postEvents(server, JSON.stringify({ events: [pageVisit('cors-2')] }), { Origin: 'https://evil.example' });
+    assert.equal(other.status, 200);
+    assert.equal(other.headers.get('access-control-allow-origin'), null);
+  });
+
+  test('gzip and deflate event bodies are decoded and stored', async () => {
+    const gz = await postEvents(server, gzipSync(JSON.stringify({ events: [pageVisit('gz-1')] })), { 'Content-Encoding': 'gzip' });
+    assert.equal(gz.status, 200, await gz.text());
+    const df = await postEvents(server, deflateSync(JSON.stringify({ events: [pageVisit('df-1')] })), { 'Content-Encoding': 'deflate' });
+    assert.equal(df.status, 200, await df.text());
+    const ids = await recentEventIds(server, token);
+    assert.ok(ids.includes('gz-1') && ids.includes('df-1'), JSON.stringify(ids.slice(0, 5)));
+  });
+
+  test('a corrupt gzip body answers 400 and stores nothing', async () => {
+    const before = await snapshotStore(server.dataDir);
+    const good = gzipSync(JSON.stringify({ events: [pageVisit('corrupt-1')] }));
+    const corrupt = Buffer.from(good);
+    corrupt.fill(0x55, 12, 24);
+    const problem = await assertProblem(await postEvents(server, corrupt, { 'Content-Encoding': 'gzip' }), 400, 'invalid-request');
+    assert.match(problem.detail, /not valid gzip/);
+    assert.equal(await snapshotStore(server.dataDir), before, 'the store is unchanged');
+  });
+
+  test('a gzip body expanding past the size limit answers 413 and stores nothing', async () => {
+    const before = await snapshotStore(server.dataDir);
+    // 2 MiB of JSON (the limit is 1 MiB) compresses to a few KiB.
+    const huge = JSON.stringify({ events: [{ ...pageVisit('bomb-1'), user_id: 'u'.repeat(2 * 1024 * 1024) }] });
+    const bomb = gzipSync(huge);
+    assert.ok(bomb.length < 64 * 1024);
+    const problem = await assertProblem(await postEvents(server, bomb, { 'Content-Encoding': 'gzip' }), 413, 'body-too-large');
+    assert.match(problem.detail, /1048576 bytes/);
+    assert.equal(await snapshotStore(server.dataDir), before, 'the store is unchanged');
+  });
+
+  test('a large answer is gzipped for a client that accepts gzip; a small one is not', async () => {
+    const events = Array.from({ length: 200 }, (_, i) => pageVisit(`big-${i}`));
+    assert.equal((await postEvents(server, JSON.stringify({ events }))).status, 200);
+    const big = await fetch(`${server.url}/api/demo/events?limit=200`, { headers: { Authorization: `Bearer ${token}`, 'Accept-Encoding': 'gzip' } });
+    assert.equal(big.status, 200);
+    assert.equal(big.headers.get('content-encoding'), 'gzip');
+    assert.equal(((await big.json()) as { events: unknown[] }).events.length, 200, 'the body decodes to the same JSON');
+    const small = await fetch(`${server.url}/ready`, { headers: { 'Accept-Encoding': 'gzip' } });
+    assert.equal(small.headers.get('content-encoding'), null);
+    const notAsked = await fetch(`${server.url}/api/demo/events?limit=200`, { headers: { Authorization: `Bearer ${token}`, 'Accept-Encoding': 'identity' } });
+    assert.equal(notAsked.headers.get('content-encoding'), null);
+  });
+});
+
+test('by default no access line is written per request', async (t) => {
+  const server = await startServer();
+  t.after(() => server.close());
+  await fetch(`${server.url}/health`, { headers: { 'X-Request-Id': 'quiet-1' } });
+  await fetch(`${server.url}/metrics`);
+  assert.ok(!server.logs.some((l) => l.includes('quiet-1')), 'no line names the request');
+});

@@ -1,0 +1,103 @@
+// Start and stop of the built service as `npm start` runs it (plain `node dist/main.js`, no
+// loader process in between): SIGTERM and SIGINT under event load drain cleanly (every event
+// answered 200 is stored, the process is gone, exit 0), and a second start on a port in use
+// fails with a clear message and exit code 1 without touching its data directory.
+import assert from 'node:assert/strict';
+import { readdirSync, rmSync } from 'node:fs';
+import { test } from 'node:test';
+import { runCli } from '../helpers/auth.ts';
+import { startServer, tempDir, type TestServer } from '../helpers/server.ts';
+
+/** Turns a shutdown that never ends into a failure instead of a hung suite (not a speed check). */
+const SHUTDOWN_BOUND_MS = 30_000;
+
+function pageVisit(id: string) {
+  return { event_type: 'page_visit', event_id: id, page_type: 'home', device_id: `dev-${id}`, user_id: `user-${id}`, channel: 'www-desktop' };
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function exitCodeWithin(server: TestServer, ms: number): Promise<number | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const hung = new Promise<'hung'>((resolve) => (timer = setTimeout(() => resolve('hung'), ms)));
+  const outcome = await Promise.race([server.exited, hung]);
+  clearTimeout(timer);
+  if (outcome === 'hung') {
+    server.proc.kill('SIGKILL');
+    assert.fail(`the process had not exited ${ms} ms after the signal:\n${server.logs.slice(-20).join('\n')}`);
+  }
+  return outcome;
+}
+
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  test(`${signal} under event load: every acknowledged event is stored, the process is gone, exit 0`, async (t) => {
+    const server = await startServer({ built: true });
+    t.after(() => server.close());
+    const acknowledged: string[] = [];
+    const unexpected: string[] = [];
+    let signalled = false;
+    let late: Promise<unknown> = Promise.resolve();
+    const send = async (batch: number) => {
+      const events = Array.from({ length: 10 }, (_, i) => pageVisit(`${batch}-${i}`));
+      // A request refused or cut off by the stop rejects; an answer must be a 200 and is then an acknowledgement.
+      const res = await fetch(`${server.url}/api/demo/events`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ events }),
+      });
+      if (res.status !== 200) unexpected.push(`batch ${batch}: ${res.status} ${await res.text()}`);
+      else acknowledged.push(...events.map((e) => e.event_id));
+    };
+    const early = Promise.allSettled(
+      Array.from({ length: 200 }, async (_, batch) => {
+        await send(batch);
+        if (!signalled && acknowledged.length >= 300) {
+          signalled = true;
+          server.proc.kill(signal);
+          // More batches while draining: on open keep-alive connections they may still be served.
+          late = Promise.allSettled(Array.from({ length: 100 }, (_, i) => send(200 + i)));
+        }
+      }),
+    );
+    await early;
+    await late;
+    assert.deepEqual(unexpected, [], 'every answered batch answered 200');
+    assert.ok(signalled, 'the signal was sent while events were in flight');
+    assert.equal(await exitCodeWithin(server, SHUTDOWN_BOUND_MS), 0, server.logs.join('\n'));
+    assert.equal(isRunning(server.proc.pid!), false, 'the process is gone');
+    assert.ok(server.logs.some((l) => l.includes('"msg":"stopped"')), 'the stop finished (workers stopped, LMDB closed)');
+    t.diagnostic(`${acknowledged.length} events acknowledged around ${signal}`);
+
+    const exported = await runCli(['events', 'export', '--env', 'demo'], { AFFINITY_DATA_DIR: server.dataDir });
+    assert.equal(exported.code, 0, exported.stderr);
+    const stored = new Set(exported.stdout.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { event_id: string }).event_id));
+    const missing = acknowledged.filter((id) => !stored.has(id));
+    assert.deepEqual(missing, [], 'every acknowledged event is in the event log');
+  });
+}
+
+test('a second start on a port in use exits 1 with a clear message and leaves its data directory alone', async (t) => {
+  const first = await startServer({ built: true });
+  t.after(() => first.close());
+  const secondDir = tempDir();
+  t.after(() => rmSync(secondDir, { recursive: true, force: true }));
+
+  await assert.rejects(
+    startServer({ built: true, dataDir: secondDir, env: { PORT: String(first.port), AFFINITY_PORT: String(first.port) } }),
+    (err: Error) => {
+      assert.match(err.message, /server exited with 1 before listening/);
+      assert.match(err.message, new RegExp(`Cannot listen on 127\\.0\\.0\\.1:${first.port}: the port is already in use`));
+      return true;
+    },
+  );
+  assert.deepEqual(readdirSync(secondDir), [], 'the second process opened no store');
+  const health = await fetch(`${first.url}/health`);
+  assert.equal(health.status, 200, 'the first service still serves');
+});
