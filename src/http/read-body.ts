@@ -14,11 +14,14 @@ import type { Exchange } from './respond.ts';
  * before this check an unknown coding was parsed as if plain. Absent and `identity` mean no
  * coding; gzip and deflate are decoded (decodeContentEncoding).
  */
-export function checkContentEncoding(contentEncoding: string): void {
+export function checkContentEncoding(contentEncoding: string, decoded = true): void {
   const coding = contentEncoding.trim().toLowerCase();
-  // gzip and deflate are undone by decodeContentEncoding once the body is read.
-  if (coding === '' || coding === 'identity' || coding === 'gzip' || coding === 'deflate') return;
-  throw E.unsupportedMediaType(`Content-Encoding '${contentEncoding.slice(0, 100)}' is not supported: send it unencoded (identity), gzip or deflate`);
+  if (coding === '' || coding === 'identity') return;
+  // gzip and deflate are undone by decodeContentEncoding once the body is read (not for streamed
+  // uploads, `decoded` false, which are stored as they arrive).
+  if (decoded && (coding === 'gzip' || coding === 'deflate')) return;
+  const accepted = decoded ? 'unencoded (identity), gzip or deflate' : 'unencoded (identity)';
+  throw E.unsupportedMediaType(`Content-Encoding '${contentEncoding.slice(0, 100)}' is not supported: send it ${accepted}`);
 }
 
 /**

@@ -106,7 +106,8 @@ describe('the OpenAPI document of a running server', () => {
 
     // Feeds
     PARAMS.feed_id = 'oa-feed';
-    const feed = { feed_id: 'oa-feed', url: 'http://127.0.0.1:9/feed.xml', format: 'rss', item_type: 'article', interval: '1d' };
+    // A public host: loopback and private addresses are refused at registration (SECURITY.md).
+    const feed = { feed_id: 'oa-feed', url: 'http://feeds.example.com/feed.xml', format: 'rss', item_type: 'article', interval: '1d' };
     assert.equal((await call('POST', '/api/{environment}/feeds', { body: JSON.stringify(feed) })).status, 201);
     assert.equal((await call('POST', '/api/{environment}/feeds', { body: JSON.stringify({ ...feed, format: 'gopher' }) })).status, 400);
     assert.equal((await call('GET', '/api/{environment}/feeds')).status, 200);

@@ -85,7 +85,7 @@ export function registerImportRoutes(server: HttpServer, deps: ImportRoutesDeps)
           `Content-Type '${mediaType || '(none)'}' is not an import format: use ${Object.keys(UPLOAD_TYPES).join(', ')}`,
         );
       }
-      checkContentEncoding(req.contentEncoding);
+      checkContentEncoding(req.contentEncoding, false);
       const importId = newImportId();
       const storedName = storedNameFor(importId, `upload${type.extension}`);
       // Recorded before the body arrives, as `receiving`: a restart discards it (no 202 was given).
