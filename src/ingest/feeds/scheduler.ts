@@ -28,6 +28,9 @@ export interface SchedulerOptions {
 
 const keyOf = (environment: string, feedId: string) => `${environment}\u0000${feedId}`;
 
+/** How long a new feed waits for its first automatic poll (an explicit poll is not delayed). */
+const FIRST_POLL_GRACE_MS = 5000;
+
 export class FeedScheduler {
   readonly #o: SchedulerOptions;
   readonly #inFlight = new Map<string, Promise<void>>();
@@ -63,7 +66,10 @@ export class FeedScheduler {
       const status = getFeedStatus(this.#o.store, def.environment, def.feedId);
       const lastStart = status?.lastPollAt ? Date.parse(status.lastPollAt) : 0;
       const requested = pollRequestedAt(this.#o.store, def.environment, def.feedId) ?? 0;
-      if (requested > lastStart || now >= lastStart + def.intervalSec * 1000) void this.#poll(def);
+      // A feed never polled waits FIRST_POLL_GRACE_MS after its creation: a client that adds a
+      // feed and asks for a poll at once gets that poll's outcome, not "unchanged" after ours.
+      const due = lastStart === 0 ? (Date.parse(def.updatedAt) || 0) + FIRST_POLL_GRACE_MS : lastStart + def.intervalSec * 1000;
+      if (requested > lastStart || now >= due) void this.#poll(def);
     }
   }
 
