@@ -202,12 +202,12 @@ const BAD_PATHS: BadInput[] = [
   { name: 'GET a path below an item answers 404', method: 'GET', path: `${ITEM}/x/y`, status: 404, kind: 'not-found' },
   { name: 'POST an unknown item action answers 404 and changes nothing', method: 'POST', path: `${ITEM}/archive`, status: 404, kind: 'not-found' },
   { name: 'PUT on an unknown route with a body answers 404 and stores nothing', method: 'PUT', path: '/api/demo/item/article/new-1', body: fresh({}), status: 404, kind: 'not-found' },
-  { name: 'PATCH item answers 405 allowing PUT, GET, DELETE and changes nothing', method: 'PATCH', path: ITEM, body: json({ title: 'Patched' }), status: 405, kind: 'method-not-allowed', allow: ['DELETE', 'GET', 'PUT'] },
-  { name: 'POST on an item answers 405 allowing PUT, GET, DELETE and changes nothing', method: 'POST', path: ITEM, body: json(SEED), status: 405, kind: 'method-not-allowed', allow: ['DELETE', 'GET', 'PUT'] },
+  { name: 'PATCH item answers 405 allowing PUT, GET, DELETE and changes nothing', method: 'PATCH', path: ITEM, body: json({ title: 'Patched' }), status: 405, kind: 'method-not-allowed', allow: ['DELETE', 'GET', 'HEAD', 'PUT'] },
+  { name: 'POST on an item answers 405 allowing PUT, GET, DELETE and changes nothing', method: 'POST', path: ITEM, body: json(SEED), status: 405, kind: 'method-not-allowed', allow: ['DELETE', 'GET', 'HEAD', 'PUT'] },
   { name: 'GET enable answers 405 allowing POST', method: 'GET', path: `${ITEM}/enable`, status: 405, kind: 'method-not-allowed', allow: ['POST'] },
   { name: 'PUT disable answers 405 allowing POST and changes nothing', method: 'PUT', path: `${ITEM}/disable`, status: 405, kind: 'method-not-allowed', allow: ['POST'] },
-  { name: 'DELETE on an item type answers 405 allowing GET, POST and deletes nothing', method: 'DELETE', path: '/api/demo/items/article', status: 405, kind: 'method-not-allowed', allow: ['GET', 'POST'] },
-  { name: 'PUT on an item type answers 405 allowing GET, POST and stores nothing', method: 'PUT', path: '/api/demo/items/article', body: fresh({}), status: 405, kind: 'method-not-allowed', allow: ['GET', 'POST'] },
+  { name: 'DELETE on an item type answers 405 allowing GET, POST and deletes nothing', method: 'DELETE', path: '/api/demo/items/article', status: 405, kind: 'method-not-allowed', allow: ['GET', 'HEAD', 'POST'] },
+  { name: 'PUT on an item type answers 405 allowing GET, POST and stores nothing', method: 'PUT', path: '/api/demo/items/article', body: fresh({}), status: 405, kind: 'method-not-allowed', allow: ['GET', 'HEAD', 'POST'] },
 ];
 
 const UNKNOWN_ITEMS: BadInput[] = [
