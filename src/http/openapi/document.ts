@@ -7,6 +7,7 @@
  * route, fails the start, so the document and the server cannot drift apart.
  */
 import { STATUS_CODES } from 'node:http';
+import { E, type AppError, type ErrorKind } from '../../errors.ts';
 import type { StatusMap } from '../respond.ts';
 import type { Method } from '../server.ts';
 import { COMPONENT_SCHEMAS } from './schemas.ts';
@@ -106,11 +107,29 @@ function content(byType: Record<string, string>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(byType).map(([type, schema]) => [type, schema ? { schema: { $ref: `#/components/schemas/${schema}` } } : {}]));
 }
 
-/** The statuses a route may answer with on error: its STATUS map and the defaults of the kinds it can raise. */
-function errorStatuses(status: StatusMap, auth: boolean): number[] {
-  const out = new Set<number>(Object.values(status).filter((s): s is number => s !== undefined));
-  if (auth) out.add(401);
-  out.add(500);
+/** A kind's default status (the factories only format their arguments into messages). */
+function defaultStatus(kind: ErrorKind): number {
+  return (E[kind] as (...args: unknown[]) => AppError)('', '', '', [], 0).status;
+}
+
+/**
+ * The statuses a route may answer with on error: each kind it can raise, through its STATUS map
+ * or at the kind's default status. Besides the kinds its map names, a route raises those of the
+ * server around it: `invalidRequest` for a path segment that is not valid percent-encoding,
+ * `environmentNotFound` under /api/:environment, `unauthorized` behind a token, and for a body
+ * read by the server: too large, an unknown Content-Encoding, undecodable gzip/deflate, none.
+ */
+function errorStatuses(route: DocumentedRoute, auth: boolean): number[] {
+  const kinds = new Set<string>([...Object.keys(route.status), 'internal']);
+  if (route.pattern.includes(':')) kinds.add('invalidRequest');
+  if (route.pattern.startsWith('/api/:environment/')) kinds.add('environmentNotFound');
+  if (auth) kinds.add('unauthorized');
+  if (route.readsBody) for (const kind of ['bodyTooLarge', 'unsupportedMediaType', 'invalidRequest', 'bodyRequired']) kinds.add(kind);
+  const out = new Set<number>();
+  for (const kind of kinds) {
+    const status = route.status[kind] ?? (kind in E ? defaultStatus(kind as ErrorKind) : undefined);
+    if (status !== undefined) out.add(status);
+  }
   return [...out].sort((a, b) => a - b);
 }
 
@@ -119,6 +138,8 @@ export interface DocumentedRoute {
   pattern: string;
   status: StatusMap;
   cors: boolean;
+  /** The server reads the body before the handler (http/server.ts), with the errors that can raise. */
+  readsBody?: boolean;
 }
 
 /** Builds the document; throws when a route and OPERATIONS disagree (a start-up failure, not a 500). */
@@ -135,7 +156,7 @@ export function buildOpenApi(routes: readonly DocumentedRoute[], version: string
     for (const [status, body] of Object.entries(op.ok)) {
       responses[status] = { description: STATUS_CODES[Number(status)] ?? status, ...(body === '' ? {} : { content: content(body) }) };
     }
-    for (const status of errorStatuses(route.status, op.auth === true)) {
+    for (const status of errorStatuses(route, op.auth === true)) {
       if (responses[status]) continue;
       responses[status] = { description: STATUS_CODES[status] ?? String(status), content: content({ 'application/problem+json': 'Problem' }) };
     }
