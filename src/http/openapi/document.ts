@@ -19,7 +19,7 @@ interface Operation {
   query?: Array<{ name: string; required?: boolean; schema: Record<string, unknown>; description?: string }>;
   /** Media type → component schema name of the request body. */
   body?: Record<string, string>;
-  /** Success status → media type → component schema name ('' for no body). */
+  /** Status of each answer the handler writes itself (successes; OAuth errors) → media type → component schema name ('' for no body). */
   ok: Record<number, Record<string, string> | ''>;
 }
 
@@ -36,7 +36,7 @@ const OPERATIONS: Record<string, Operation> = {
   'GET /api/openapi.json': { summary: 'This document', tag: 'operations', ok: { 200: { [JSON_TYPE]: '' } } },
   'GET /docs': { summary: 'API documentation page (Swagger UI)', tag: 'operations', ok: { 200: { 'text/html': '' } } },
   'GET /docs/:asset': { summary: 'A Swagger UI asset', tag: 'operations', ok: { 200: { 'text/css': '', 'text/javascript': '', 'image/png': '' } } },
-  'POST /api/oauth/token': { summary: 'OAuth 2.0 client-credentials grant (Basic or form client authentication)', tag: 'auth', body: { 'application/x-www-form-urlencoded': 'TokenRequest' }, ok: { 200: { [JSON_TYPE]: 'Token' }, 400: { [JSON_TYPE]: 'OAuthError' }, 401: { [JSON_TYPE]: 'OAuthError' } } },
+  'POST /api/oauth/token': { summary: 'OAuth 2.0 client-credentials grant (Basic or form client authentication)', tag: 'auth', body: { 'application/x-www-form-urlencoded': 'TokenRequest' }, ok: { 200: { [JSON_TYPE]: 'Token' }, 400: { [JSON_TYPE]: 'OAuthError' }, 401: { [JSON_TYPE]: 'OAuthError' }, 429: { [JSON_TYPE]: 'OAuthError' } } },
   'GET /.well-known/jwks.json': { summary: 'Public keys of the token signer', tag: 'auth', ok: { 200: { [JSON_TYPE]: 'Jwks' } } },
   'PUT /api/:environment/items/:item_type/:item_id': { summary: 'Create or replace an item (an empty body re-enables a known one)', tag: 'items', auth: true, body: { [JSON_TYPE]: 'Item' }, ok: { 200: '' } },
   'POST /api/:environment/items/:item_type': { summary: 'Create or replace an item (id in the body)', tag: 'items', auth: true, body: { [JSON_TYPE]: 'Item' }, ok: { 200: '' } },
@@ -157,8 +157,19 @@ export function buildOpenApi(routes: readonly DocumentedRoute[], version: string
       responses[status] = { description: STATUS_CODES[Number(status)] ?? status, ...(body === '' ? {} : { content: content(body) }) };
     }
     for (const status of errorStatuses(route, op.auth === true)) {
-      if (responses[status]) continue;
-      responses[status] = { description: STATUS_CODES[status] ?? String(status), content: content({ 'application/problem+json': 'Problem' }) };
+      const problem = content({ 'application/problem+json': 'Problem' });
+      const own = responses[status] as { content?: Record<string, unknown> } | undefined;
+      // The token endpoint answers its own 400s as OAuth errors, but a body the server cannot
+      // read (undecodable gzip) is still a problem: both media types are documented.
+      if (own) own.content = { ...own.content, ...problem };
+      else responses[status] = { description: STATUS_CODES[status] ?? String(status), content: problem };
+    }
+    // Both refusals that ask the client to come back later say when (errors.ts, oauth.ts).
+    for (const status of [429, 503]) {
+      const refusal = responses[status] as { headers?: unknown } | undefined;
+      if (refusal && !(status === 503 && route.pattern === '/ready')) {
+        refusal.headers = { 'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer', minimum: 0 } } };
+      }
     }
     const path = (paths[openApiPath(route.pattern)] ??= {});
     path[route.method === 'del' ? 'delete' : route.method] = {
