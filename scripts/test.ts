@@ -30,4 +30,5 @@ if (files.length === 0) {
 }
 run(process.execPath, ['--import', 'tsx', join(root, 'scripts/build.ts')]);
 run('npx', ['tsc', '--noEmit', '-p', '.']);
-run(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...files]);
+// Every test process checks the responses it fetches against the server's OpenAPI document.
+run(process.execPath, ['--import', 'tsx', '--import', './test/helpers/openapi-conformance.ts', '--test', '--test-reporter=spec', ...files]);

@@ -119,7 +119,7 @@ export class HttpServer {
   readonly #allowed = new Map<string, Method[]>();
   readonly #cors = new Map<string, NonNullable<RouteOptions['corsOrigins']>>();
   /** Route patterns as registered, for the OpenAPI check and /metrics labels. */
-  readonly routes: Array<{ method: Method; pattern: string; status: StatusMap; cors: boolean }> = [];
+  readonly routes: Array<{ method: Method; pattern: string; status: StatusMap; cors: boolean; readsBody: boolean }> = [];
   #listenSocket: us_listen_socket | undefined;
   #inFlight = 0;
   #idle: (() => void) | undefined;
@@ -147,7 +147,7 @@ export class HttpServer {
     const observe = this.#metrics?.requestObserver(pattern, METHOD_NAMES[method]);
     this.#app[method](pattern, (res, req) => this.#run(res, req, paramCount, options, handler, false, observe));
     if (method === 'get') this.#app.head(pattern, (res, req) => this.#run(res, req, paramCount, options, handler, true, observe));
-    this.routes.push({ method, pattern, status: routeOptions.status, cors: corsOrigins !== undefined });
+    this.routes.push({ method, pattern, status: routeOptions.status, cors: corsOrigins !== undefined, readsBody: routeOptions.readsBody === true });
     let methods = this.#allowed.get(pattern);
     if (!methods) {
       methods = [];

@@ -7,6 +7,7 @@
  * route, fails the start, so the document and the server cannot drift apart.
  */
 import { STATUS_CODES } from 'node:http';
+import { E, type AppError, type ErrorKind } from '../../errors.ts';
 import type { StatusMap } from '../respond.ts';
 import type { Method } from '../server.ts';
 import { COMPONENT_SCHEMAS } from './schemas.ts';
@@ -18,7 +19,7 @@ interface Operation {
   query?: Array<{ name: string; required?: boolean; schema: Record<string, unknown>; description?: string }>;
   /** Media type → component schema name of the request body. */
   body?: Record<string, string>;
-  /** Success status → media type → component schema name ('' for no body). */
+  /** Status of each answer the handler writes itself (successes; OAuth errors) → media type → component schema name ('' for no body). */
   ok: Record<number, Record<string, string> | ''>;
 }
 
@@ -35,7 +36,7 @@ const OPERATIONS: Record<string, Operation> = {
   'GET /api/openapi.json': { summary: 'This document', tag: 'operations', ok: { 200: { [JSON_TYPE]: '' } } },
   'GET /docs': { summary: 'API documentation page (Swagger UI)', tag: 'operations', ok: { 200: { 'text/html': '' } } },
   'GET /docs/:asset': { summary: 'A Swagger UI asset', tag: 'operations', ok: { 200: { 'text/css': '', 'text/javascript': '', 'image/png': '' } } },
-  'POST /api/oauth/token': { summary: 'OAuth 2.0 client-credentials grant (Basic or form client authentication)', tag: 'auth', body: { 'application/x-www-form-urlencoded': 'TokenRequest' }, ok: { 200: { [JSON_TYPE]: 'Token' }, 400: { [JSON_TYPE]: 'OAuthError' }, 401: { [JSON_TYPE]: 'OAuthError' } } },
+  'POST /api/oauth/token': { summary: 'OAuth 2.0 client-credentials grant (Basic or form client authentication)', tag: 'auth', body: { 'application/x-www-form-urlencoded': 'TokenRequest' }, ok: { 200: { [JSON_TYPE]: 'Token' }, 400: { [JSON_TYPE]: 'OAuthError' }, 401: { [JSON_TYPE]: 'OAuthError' }, 429: { [JSON_TYPE]: 'OAuthError' } } },
   'GET /.well-known/jwks.json': { summary: 'Public keys of the token signer', tag: 'auth', ok: { 200: { [JSON_TYPE]: 'Jwks' } } },
   'PUT /api/:environment/items/:item_type/:item_id': { summary: 'Create or replace an item (an empty body re-enables a known one)', tag: 'items', auth: true, body: { [JSON_TYPE]: 'Item' }, ok: { 200: '' } },
   'POST /api/:environment/items/:item_type': { summary: 'Create or replace an item (id in the body)', tag: 'items', auth: true, body: { [JSON_TYPE]: 'Item' }, ok: { 200: '' } },
@@ -106,11 +107,29 @@ function content(byType: Record<string, string>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(byType).map(([type, schema]) => [type, schema ? { schema: { $ref: `#/components/schemas/${schema}` } } : {}]));
 }
 
-/** The statuses a route may answer with on error: its STATUS map and the defaults of the kinds it can raise. */
-function errorStatuses(status: StatusMap, auth: boolean): number[] {
-  const out = new Set<number>(Object.values(status).filter((s): s is number => s !== undefined));
-  if (auth) out.add(401);
-  out.add(500);
+/** A kind's default status (the factories only format their arguments into messages). */
+function defaultStatus(kind: ErrorKind): number {
+  return (E[kind] as (...args: unknown[]) => AppError)('', '', '', [], 0).status;
+}
+
+/**
+ * The statuses a route may answer with on error: each kind it can raise, through its STATUS map
+ * or at the kind's default status. Besides the kinds its map names, a route raises those of the
+ * server around it: `invalidRequest` for a path segment that is not valid percent-encoding,
+ * `environmentNotFound` under /api/:environment, `unauthorized` behind a token, and for a body
+ * read by the server: too large, an unknown Content-Encoding, undecodable gzip/deflate, none.
+ */
+function errorStatuses(route: DocumentedRoute, auth: boolean): number[] {
+  const kinds = new Set<string>([...Object.keys(route.status), 'internal']);
+  if (route.pattern.includes(':')) kinds.add('invalidRequest');
+  if (route.pattern.startsWith('/api/:environment/')) kinds.add('environmentNotFound');
+  if (auth) kinds.add('unauthorized');
+  if (route.readsBody) for (const kind of ['bodyTooLarge', 'unsupportedMediaType', 'invalidRequest', 'bodyRequired']) kinds.add(kind);
+  const out = new Set<number>();
+  for (const kind of kinds) {
+    const status = route.status[kind] ?? (kind in E ? defaultStatus(kind as ErrorKind) : undefined);
+    if (status !== undefined) out.add(status);
+  }
   return [...out].sort((a, b) => a - b);
 }
 
@@ -119,6 +138,8 @@ export interface DocumentedRoute {
   pattern: string;
   status: StatusMap;
   cors: boolean;
+  /** The server reads the body before the handler (http/server.ts), with the errors that can raise. */
+  readsBody?: boolean;
 }
 
 /** Builds the document; throws when a route and OPERATIONS disagree (a start-up failure, not a 500). */
@@ -135,9 +156,20 @@ export function buildOpenApi(routes: readonly DocumentedRoute[], version: string
     for (const [status, body] of Object.entries(op.ok)) {
       responses[status] = { description: STATUS_CODES[Number(status)] ?? status, ...(body === '' ? {} : { content: content(body) }) };
     }
-    for (const status of errorStatuses(route.status, op.auth === true)) {
-      if (responses[status]) continue;
-      responses[status] = { description: STATUS_CODES[status] ?? String(status), content: content({ 'application/problem+json': 'Problem' }) };
+    for (const status of errorStatuses(route, op.auth === true)) {
+      const problem = content({ 'application/problem+json': 'Problem' });
+      const own = responses[status] as { content?: Record<string, unknown> } | undefined;
+      // The token endpoint answers its own 400s as OAuth errors, but a body the server cannot
+      // read (undecodable gzip) is still a problem: both media types are documented.
+      if (own) own.content = { ...own.content, ...problem };
+      else responses[status] = { description: STATUS_CODES[status] ?? String(status), content: problem };
+    }
+    // Both refusals that ask the client to come back later say when (errors.ts, oauth.ts).
+    for (const status of [429, 503]) {
+      const refusal = responses[status] as { headers?: unknown } | undefined;
+      if (refusal && !(status === 503 && route.pattern === '/ready')) {
+        refusal.headers = { 'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer', minimum: 0 } } };
+      }
     }
     const path = (paths[openApiPath(route.pattern)] ??= {});
     path[route.method === 'del' ? 'delete' : route.method] = {
