@@ -19,7 +19,8 @@ import type { TrackedEvent } from '../domain/event.ts';
 import { ModelBuilder } from '../model/builder.ts';
 import { ModelTrainer } from '../model/trainer.ts';
 import { Engine } from '../recommend/engine.ts';
-import { LIST_ID_SEPARATOR, type RankTask } from '../recommend/task.ts';
+import { splitIds } from '../recommend/list-json.ts';
+import type { RankTask } from '../recommend/task.ts';
 import { Catalog } from '../store/catalog.ts';
 import { EventLog } from '../store/event-log.ts';
 import { Store } from '../store/open.ts';
@@ -177,7 +178,7 @@ export async function evaluateSplit(dataset: Dataset, split: Split, environment:
       const outcome = engine.recommend(task);
       if ('errors' in outcome) throw new Error(`engine refused user ${user}: ${JSON.stringify(outcome.errors)}`);
       const list = outcome.lists[0]!;
-      predictions.set(user, list.count === 0 ? [] : list.ids.split(LIST_ID_SEPARATOR));
+      predictions.set(user, splitIds(list.ids, list.ix.length));
     }
     const t4 = performance.now();
     return {

@@ -84,9 +84,6 @@ const unwritten: number[] = [];
 let applied = 0;
 let stopping = false;
 
-parentPort!.on('message', (message: unknown) => {
-  if (message === 'stop') stopping = true;
-});
 
 /** Applies one chunk of what is new; returns how many records it consumed. */
 function ingest(): number {
@@ -158,7 +155,11 @@ async function postStats(): Promise<void> {
  */
 let wakeUp: (() => void) | undefined;
 const stopListening = onStoreChange(() => wakeUp?.());
-parentPort!.on('message', () => wakeUp?.());
+// 'stop' ends the loop at once, not when the idle wait would have.
+parentPort!.on('message', (message: unknown) => {
+  if (message === 'stop') stopping = true;
+  wakeUp?.();
+});
 function idle(ms: number): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(done, ms);

@@ -21,7 +21,8 @@ import type { Notice } from './notices.ts';
 import { RecentConsumption } from './recent-consumption.ts';
 import { Signals, type TopList } from './signals.ts';
 import { TrainedScores } from './trained-scores.ts';
-import { LIST_ID_SEPARATOR, type CheckOutcome, type CheckTask, type ItemRef, type ListTask, type RankOutcome, type RankTask, type RankedList, type TaskFieldError } from './task.ts';
+import { itemsJson, LIST_ID_SEPARATOR } from './list-json.ts';
+import type { CheckOutcome, CheckTask, ItemRef, ListTask, RankOutcome, RankTask, RankedList, TaskFieldError } from './task.ts';
 
 // Candidate budgets: the kernel's cost is about linear in candidates (each one a few cache
 // misses), so these bound a ranking to a few hundred of them.
@@ -477,17 +478,10 @@ export class Engine {
     const information = list.informationField ? placed.map((i) => values?.[i]) : undefined;
     let joined = '';
     for (let i = 0; i < placed.length; i++) joined += i === 0 ? ids[placed[i]!]! : LIST_ID_SEPARATOR + ids[placed[i]!]!;
-    const shown = Math.min(list.limit, placed.length);
-    let itemsJson = '[';
-    for (let i = 0; i < shown; i++) {
-      if (i > 0) itemsJson += ',';
-      itemsJson += `{"item_id":${JSON.stringify(ids[placed[i]!])},"rank":${i + 1}`;
-      const info = information?.[i];
-      if (info !== undefined) itemsJson += `,"information_field":${JSON.stringify(info)}`;
-      itemsJson += '}';
-    }
-    itemsJson += ']';
-    return { ids: joined, count: placed.length, ix: Uint32Array.from(placed), itemsJson, shown, ...(information ? { information } : {}) };
+    const shownIds: string[] = [];
+    for (let i = 0; i < placed.length && i < list.limit; i++) shownIds.push(ids[placed[i]!]!);
+    const items = itemsJson(shownIds, information, 1, list.limit);
+    return { ids: joined, ix: Uint32Array.from(placed), itemsJson: items.json, shown: items.count, ...(information ? { information } : {}) };
   }
 
   /** Which of a cached list's items may still be recommended (in catalog, enabled, not expired). */

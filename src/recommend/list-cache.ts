@@ -20,7 +20,6 @@ export interface CachedList {
   listName: string;
   /** Item ids joined by LIST_ID_SEPARATOR: one string per list, not one per item, on the heap for up to its lifetime. */
   ids: string;
-  count: number;
   /** The items' ix, to check them when the list is read (they may have been disabled since). */
   ix: Uint32Array;
   informationFields?: Array<string | undefined>;
@@ -55,7 +54,7 @@ export class ListCache {
   /** Stores a list for `ttlSec`; returns its key (128 random bits, base64url). */
   put(list: CachedList, ttlSec: number, now = Date.now()): string {
     const key = Buffer.from(random16()).toString('base64url');
-    const cost = list.count + LIST_OVERHEAD_ITEMS;
+    const cost = list.ix.length + LIST_OVERHEAD_ITEMS;
     if (cost > this.#maxItems) return key; // never fits: the key will answer 404
     // Expired lists leave from the front first (bounded work per put, no timer), then the oldest
     // while the new list would not fit.

@@ -44,10 +44,9 @@ export interface RankTask {
  * (one string, not an array of strings), with the response's items already written as JSON.
  */
 export interface RankedList {
-  /** Item ids, best first, joined by LIST_ID_SEPARATOR (ids hold no control characters). */
+  /** Item ids, best first, joined by LIST_ID_SEPARATOR (list-json.ts). */
   ids: string;
-  count: number;
-  /** The items' ix, for checking a cached list later (CheckTask). */
+  /** The items' ix, for checking a cached list later (CheckTask); its length is the list's. */
   ix: Uint32Array;
   /** The response's `items` array (the first `limit`, ranked from 1) as JSON text. */
   itemsJson: string;
@@ -57,7 +56,6 @@ export interface RankedList {
   information?: Array<string | undefined>;
 }
 
-export const LIST_ID_SEPARATOR = '\n';
 
 /** Which items of a cached list may still be shown: not disabled, deleted or expired since. */
 export interface CheckTask {

@@ -13,7 +13,8 @@ import { E } from '../../errors.ts';
 import type { CachedList, ListCache } from '../../recommend/list-cache.ts';
 import type { RankingPool } from '../../recommend/pool.ts';
 import type { RequestCounter } from '../../recommend/request-counter.ts';
-import { LIST_ID_SEPARATOR, type RankTask } from '../../recommend/task.ts';
+import { itemsJson, splitIds } from '../../recommend/list-json.ts';
+import type { RankedList, RankTask } from '../../recommend/task.ts';
 import { authorize, type Authorizer } from '../auth.ts';
 import { environmentOf } from '../environment.ts';
 import { parseJsonBody } from '../read-body.ts';
@@ -48,27 +49,19 @@ interface AnswerList {
 }
 
 /** The items of a ranked list's first `shown` as objects, for the protobuf answer. */
-function itemObjects(ids: string, count: number, shown: number, information: ReadonlyArray<string | undefined> | undefined): object[] {
-  const itemIds = count === 0 ? [] : ids.split(LIST_ID_SEPARATOR, shown);
-  return itemIds.map((item_id, i) => ({ item_id, rank: i + 1, ...(information?.[i] !== undefined ? { information_field: information[i] } : {}) }));
+function itemObjects(ranked: RankedList): object[] {
+  return splitIds(ranked.ids, ranked.ix.length, ranked.shown).map((item_id, i) => ({
+    item_id,
+    rank: i + 1,
+    ...(ranked.information?.[i] !== undefined ? { information_field: ranked.information[i] } : {}),
+  }));
 }
 
-/**
- * The `items` array of a response as JSON text: items `offset` (from 1) to offset + limit - 1
- * of a list, ranked from `rank`. Written out rather than built as objects for JSON.stringify:
- * this runs for every list of every request on the main thread.
- */
-function itemsJson(itemIds: readonly string[], information: ReadonlyArray<string | undefined> | undefined, offset: number, limit: number, rank = offset): { json: string; count: number } {
-  const end = Math.min(itemIds.length, offset - 1 + limit);
-  let json = '[';
-  for (let i = offset - 1; i < end; i++) {
-    if (i >= offset) json += ',';
-    json += `{"item_id":${JSON.stringify(itemIds[i])},"rank":${rank + i - (offset - 1)}`;
-    const info = information?.[i];
-    if (info !== undefined) json += `,"information_field":${JSON.stringify(info)}`;
-    json += '}';
-  }
-  return { json: `${json}]`, count: Math.max(0, end - (offset - 1)) };
+/** One list of a JSON answer as text; `itemsText` is its `items` array, already JSON. */
+function listJson(name: string, alias: string | undefined, listKey: string | undefined, size: number, limit: number, itemsText: string): string {
+  const aliasText = alias ? `,"alias":${JSON.stringify(alias)}` : '';
+  const keyText = listKey ? `,"list_key":${JSON.stringify(listKey)}` : '';
+  return `{"list_name":${JSON.stringify(name)}${aliasText}${keyText},"list_size":${size},"limit":${limit},"items":${itemsText}}`;
 }
 
 /** The fields every response starts with, as JSON text (without the braces). */
@@ -111,21 +104,21 @@ export function registerRecommendationRoutes(server: HttpServer, deps: Recommend
     const request = parseRecommendationRequest(wire, env, deps.recommend);
     const requestId = uuidv7({ rng: random16 });
     const userGroup = request.userGroup ?? assignUserGroup(env, environment, request.userId, request.deviceId);
-    const head = headJson(requestId, userGroup, request.deviceId, request.userId);
-    const headObject = { request_id: requestId, user_group: userGroup, device_id: request.deviceId, ...(request.userId ? { user_id: request.userId } : {}) };
+    const protobuf = acceptsProtobuf(req.accept);
+    // The protobuf answer is built from objects; the JSON one is written as text.
+    const headObject = () => ({ request_id: requestId, user_group: userGroup, device_id: request.deviceId, ...(request.userId ? { user_id: request.userId } : {}) });
     deps.requests.count(environment, Date.now(), request.lists.map((l) => l.name), userGroup, request.channel);
 
     if (isControlGroup(env, userGroup)) {
       // The customer's own recommendations are shown: attribution only (SPEC.md rule).
       const lists = request.lists.map((l) => ({ list_name: l.name, ...(l.alias ? { alias: l.alias } : {}), list_size: l.size, limit: 0, items: [] }));
-      if (acceptsProtobuf(req.accept)) sendBody(ex, 200, PROTOBUF_MEDIA_TYPE, deps.protobuf.encodeRecommendationResponse({ ...headObject, lists }));
-      else sendJsonText(ex, 200, `{${head},"lists":${JSON.stringify(lists)}}`);
+      if (protobuf) sendBody(ex, 200, PROTOBUF_MEDIA_TYPE, deps.protobuf.encodeRecommendationResponse({ ...headObject(), lists }));
+      else sendJsonText(ex, 200, `{${headJson(requestId, userGroup, request.deviceId, request.userId)},"lists":${JSON.stringify(lists)}}`);
       return;
     }
 
     const outcome = await deps.pool.rank(rankTask(environment, env, request));
     if ('errors' in outcome) throw E.invalidRequest(outcome.errors.map((e) => `${e.path} ${e.message}`).join('; '), outcome.errors);
-    const protobuf = acceptsProtobuf(req.accept);
     const protobufLists: AnswerList[] = [];
     let lists = '';
     for (let i = 0; i < request.lists.length; i++) {
@@ -141,25 +134,22 @@ export function registerRecommendationRoutes(server: HttpServer, deps: Recommend
           ...(request.userId ? { userId: request.userId } : {}),
           listName: l.name,
           ids: ranked.ids,
-          count: ranked.count,
           ix: ranked.ix,
           ...(ranked.information ? { informationFields: ranked.information } : {}),
         };
         listKey = deps.listCache.put(cached, env.listCache.ttlSec);
       }
       if (protobuf) {
-        const items = itemObjects(ranked.ids, ranked.count, ranked.shown, ranked.information);
-        protobufLists.push({ list_name: l.name, ...(l.alias ? { alias: l.alias } : {}), ...(listKey ? { list_key: listKey } : {}), list_size: ranked.count, limit: items.length, items });
+        const items = itemObjects(ranked);
+        protobufLists.push({ list_name: l.name, ...(l.alias ? { alias: l.alias } : {}), ...(listKey ? { list_key: listKey } : {}), list_size: ranked.ix.length, limit: items.length, items });
         continue;
       }
-      const alias = l.alias ? `,"alias":${JSON.stringify(l.alias)}` : '';
-      const key = listKey ? `,"list_key":${JSON.stringify(listKey)}` : '';
       // list_size: the list as computed, fewer than asked when the catalog cannot fill it.
       if (i > 0) lists += ',';
-      lists += `{"list_name":${JSON.stringify(l.name)}${alias}${key},"list_size":${ranked.count},"limit":${ranked.shown},"items":${ranked.itemsJson}}`;
+      lists += listJson(l.name, l.alias, listKey, ranked.ix.length, ranked.shown, ranked.itemsJson);
     }
-    if (protobuf) sendBody(ex, 200, PROTOBUF_MEDIA_TYPE, deps.protobuf.encodeRecommendationResponse({ ...headObject, lists: protobufLists }));
-    else sendJsonText(ex, 200, `{${head},"lists":[${lists}]}`);
+    if (protobuf) sendBody(ex, 200, PROTOBUF_MEDIA_TYPE, deps.protobuf.encodeRecommendationResponse({ ...headObject(), lists: protobufLists }));
+    else sendJsonText(ex, 200, `{${headJson(requestId, userGroup, request.deviceId, request.userId)},"lists":[${lists}]}`);
   });
 
   server.route('get', '/api/:environment/recommendations/lists', { status: STATUS_LIST }, async (ex, req) => {
@@ -185,7 +175,7 @@ export function registerRecommendationRoutes(server: HttpServer, deps: Recommend
     // after them move up: the slice is filled from the cached tail, ranked in the list as it
     // stands now (list_size counts what is left).
     const { rankable } = await deps.pool.check({ environment, nowSec: Math.floor(Date.now() / 1000), check: cached.ix });
-    const cachedIds = cached.count === 0 ? [] : cached.ids.split(LIST_ID_SEPARATOR);
+    const cachedIds = splitIds(cached.ids, cached.ix.length);
     const itemIds: string[] = [];
     const information: Array<string | undefined> = [];
     for (let i = 0; i < cachedIds.length; i++) {
@@ -195,7 +185,6 @@ export function registerRecommendationRoutes(server: HttpServer, deps: Recommend
     }
     const items = itemsJson(itemIds, cached.informationFields ? information : undefined, offset, limit);
     const head = headJson(cached.requestId, cached.userGroup, cached.deviceId, cached.userId);
-    const list = `{"list_name":${JSON.stringify(cached.listName)},"list_key":${JSON.stringify(key)},"list_size":${itemIds.length},"limit":${items.count},"items":${items.json}}`;
-    sendJsonText(ex, 200, `{${head},"lists":[${list}]}`);
+    sendJsonText(ex, 200, `{${head},"lists":[${listJson(cached.listName, undefined, key!, itemIds.length, items.count, items.json)}]}`);
   });
 }

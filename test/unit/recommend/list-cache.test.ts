@@ -12,7 +12,6 @@ const LIST: CachedList = {
   deviceId: 'd',
   listName: 'popular',
   ids: 'a\nb\nc',
-  count: 3,
   ix: Uint32Array.of(0, 1, 2),
 };
 
@@ -34,16 +33,16 @@ test('past maxItems item ids held, the oldest lists are dropped until the new on
   assert.equal(cache.get('demo', first, 0), undefined);
   assert.ok(cache.get('demo', second, 0));
   assert.ok(cache.get('demo', third, 0));
-  const long = cache.put({ ...LIST, ids: 'a\nb\nc\nd\ne\nf\ng', count: 7 }, 60, 0);
+  const long = cache.put({ ...LIST, ids: 'a\nb\nc\nd\ne\nf\ng', ix: Uint32Array.of(0, 1, 2, 3, 4, 5, 6) }, 60, 0);
   assert.equal(cache.get('demo', second, 0), undefined);
   assert.equal(cache.get('demo', third, 0), undefined);
-  assert.equal(cache.get('demo', long, 0)?.count, 7);
+  assert.equal(cache.get('demo', long, 0)?.ix.length, 7);
 });
 
 test('a list longer than the whole cache is not kept (its key answers 404), and the others stay', () => {
   const cache = new ListCache(room(4, 1));
   const kept = cache.put(LIST, 60, 0);
-  const tooLong = cache.put({ ...LIST, ids: 'a\nb\nc\nd\ne', count: 5 }, 60, 0);
+  const tooLong = cache.put({ ...LIST, ids: 'a\nb\nc\nd\ne', ix: Uint32Array.of(0, 1, 2, 3, 4) }, 60, 0);
   assert.equal(cache.get('demo', tooLong, 0), undefined);
   assert.ok(cache.get('demo', kept, 0));
 });
@@ -58,7 +57,7 @@ test('expired lists free their room for new ones', () => {
 
 test('each list counts its own overhead: many one-item lists do not fill more than the bound', () => {
   const cache = new ListCache(room(10, 5)); // five lists of up to 2 ids
-  const keys = Array.from({ length: 6 }, () => cache.put({ ...LIST, ids: 'a', count: 1 }, 60, 0));
+  const keys = Array.from({ length: 6 }, () => cache.put({ ...LIST, ids: 'a', ix: Uint32Array.of(0) }, 60, 0));
   assert.equal(cache.get('demo', keys[0]!, 0), undefined, 'the sixth one-item list pushed out the first');
   for (const key of keys.slice(1)) assert.ok(cache.get('demo', key, 0));
 });
