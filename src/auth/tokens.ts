@@ -30,7 +30,7 @@ const REJECTION_TTL_MS = 60_000;
  * the future, or (the service's own) expiring later than its lifetime from now plus this, is
  * refused; such a token was not made by this service's issuing code.
  */
-export const CLOCK_SKEW_SEC = 60;
+const CLOCK_SKEW_SEC = 60;
 /** Asymmetric algorithms only: `none` and HMAC (key-confusion) tokens are refused outright. */
 const EXTERNAL_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 

@@ -8,13 +8,13 @@
  * than `serve` need the data of a service that has started once: they never create a store.
  */
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createClient, listClients, revokeClient } from '../auth/clients.ts';
 import { ConfigError, loadConfig } from '../config/load.ts';
 import { FEED_USAGE, FeedFlagError, FeedUsageError, runFeedCommand, type OpenStore } from './feeds.ts';
 import { EventLog } from '../store/event-log.ts';
-import { Store } from '../store/open.ts';
+import { Store, storeDataFile } from '../store/open.ts';
 import { packageVersion } from '../version.ts';
 
 const COMMAND_USAGE: Record<string, string> = {
@@ -165,7 +165,7 @@ async function main(argv: string[]): Promise<number> {
   const open: OpenStore = async () => {
     if (store) return store;
     const dir = resolve(config.store.dataDir);
-    if (!existsSync(join(dir, 'db', 'data.mdb'))) {
+    if (!existsSync(storeDataFile(dir))) {
       throw new CommandError(`no Affinity data in '${dir}': start the service once with this data directory, or pass --data-dir <dir> (or AFFINITY_DATA_DIR)`);
     }
     store = new Store(config.store);

@@ -10,7 +10,7 @@ import { parse as parseYaml } from 'yaml';
 import { Ajv } from 'ajv';
 import { feedDefinitionProblems, parseInterval } from '../domain/feed.ts';
 import { LIST_FILTERS_SCHEMA, filterProblems } from '../domain/list-filters.ts';
-import { allowEntryProblem, parseAllowList } from '../outbound/allow-list.ts';
+import { allowListProblems, parseAllowList } from '../outbound/allow-list.ts';
 import { literalRefusal } from '../outbound/guard.ts';
 import { DEFAULT_CONFIG, ENVIRONMENT_DEFAULTS } from './defaults.ts';
 import { validateConfig } from './schema.ts';
@@ -178,10 +178,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         problems.push(`${at}.${fileKey} ${message}`);
       }
     }
-    environment.outbound.allow.forEach((entry, i) => {
-      const problem = allowEntryProblem(entry);
-      if (problem) problems.push(`environments.${name}.outbound.allow.${i} '${entry}' ${problem}`);
-    });
+    problems.push(...allowListProblems(environment.outbound.allow, `environments.${name}.outbound.allow`));
     const allow = parseAllowList(environment.outbound.allow);
     for (const [feedId, feed] of Object.entries(environment.feeds)) {
       const refusal = literalRefusal(feed.url, allow);
@@ -193,10 +190,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const external = config.auth.external;
   if (external) {
     const entries = external.outbound?.allow ?? [];
-    entries.forEach((entry, i) => {
-      const problem = allowEntryProblem(entry);
-      if (problem) problems.push(`auth.external.outbound.allow.${i} '${entry}' ${problem}`);
-    });
+    problems.push(...allowListProblems(entries, 'auth.external.outbound.allow'));
     const refusal = literalRefusal(external.jwksUrl, parseAllowList(entries));
     if (refusal) problems.push(`auth.external.jwksUrl ${refusal}: add it to auth.external.outbound.allow to use it`);
   }

@@ -9,17 +9,24 @@ import { gunzip, inflate } from 'node:zlib';
 import { E } from '../errors.ts';
 import type { Exchange } from './respond.ts';
 
+/** The one reading of a Content-Encoding header: the codings this service knows, else undefined. */
+function codingOf(contentEncoding: string): 'identity' | 'gzip' | 'deflate' | undefined {
+  const coding = contentEncoding.trim().toLowerCase();
+  if (coding === '' || coding === 'identity') return 'identity';
+  return coding === 'gzip' || coding === 'deflate' ? coding : undefined;
+}
+
 /**
  * Refuses a body in a coding this reader cannot undo, naming it (E.unsupportedMediaType, 415):
  * before this check an unknown coding was parsed as if plain. Absent and `identity` mean no
  * coding; gzip and deflate are decoded (decodeContentEncoding).
  */
 export function checkContentEncoding(contentEncoding: string, decoded = true): void {
-  const coding = contentEncoding.trim().toLowerCase();
-  if (coding === '' || coding === 'identity') return;
+  const coding = codingOf(contentEncoding);
+  if (coding === 'identity') return;
   // gzip and deflate are undone by decodeContentEncoding once the body is read (not for streamed
   // uploads, `decoded` false, which are stored as they arrive).
-  if (decoded && (coding === 'gzip' || coding === 'deflate')) return;
+  if (decoded && coding !== undefined) return;
   const accepted = decoded ? 'unencoded (identity), gzip or deflate' : 'unencoded (identity)';
   throw E.unsupportedMediaType(`Content-Encoding '${contentEncoding.slice(0, 100)}' is not supported: send it ${accepted}`);
 }
@@ -76,12 +83,12 @@ const inflateAsync = promisify(inflate);
 
 /**
  * Decodes a `gzip` or `deflate` (zlib, RFC 9110 §8.4.1.2) body off the main thread, refusing
- * output past `maxBytes` with E.bodyTooLarge and a corrupt stream with E.invalidRequest. Any
- * other coding is returned as it is, for the route to judge.
+ * output past `maxBytes` with E.bodyTooLarge and a corrupt stream with E.invalidRequest. An
+ * identity body is returned as it is (checkContentEncoding refused every other coding before).
  */
 export async function decodeContentEncoding(body: Buffer, contentEncoding: string, maxBytes: number): Promise<Buffer> {
-  const coding = contentEncoding.trim().toLowerCase();
-  const decode = coding === 'gzip' || coding === 'x-gzip' ? gunzipAsync : coding === 'deflate' ? inflateAsync : undefined;
+  const coding = codingOf(contentEncoding);
+  const decode = coding === 'gzip' ? gunzipAsync : coding === 'deflate' ? inflateAsync : undefined;
   if (!decode) return body;
   try {
     return await decode(body, { maxOutputLength: maxBytes });

@@ -92,7 +92,18 @@ export class PortUnavailableError extends Error {
   }
 }
 
-const METHOD_NAMES: Record<Method, string> = { get: 'GET', put: 'PUT', post: 'POST', del: 'DELETE' };
+/** HTTP method names of the route methods (also the OpenAPI document's operation keys). */
+export const METHOD_NAMES: Readonly<Record<Method, string>> = { get: 'GET', put: 'PUT', post: 'POST', del: 'DELETE' };
+
+/** A registered route, as the OpenAPI document is built from it (openapi/document.ts). */
+export interface RegisteredRoute {
+  method: Method;
+  pattern: string;
+  status: StatusMap;
+  cors: boolean;
+  /** The server reads the body before the handler, with the errors that can raise. */
+  readsBody?: boolean;
+}
 
 /** The `Allow` value of a pattern: HEAD is allowed wherever GET is. */
 function allowHeader(methods: readonly Method[]): string {
@@ -119,7 +130,7 @@ export class HttpServer {
   readonly #allowed = new Map<string, Method[]>();
   readonly #cors = new Map<string, NonNullable<RouteOptions['corsOrigins']>>();
   /** Route patterns as registered, for the OpenAPI check and /metrics labels. */
-  readonly routes: Array<{ method: Method; pattern: string; status: StatusMap; cors: boolean; readsBody: boolean }> = [];
+  readonly routes: RegisteredRoute[] = [];
   #listenSocket: us_listen_socket | undefined;
   #inFlight = 0;
   #idle: (() => void) | undefined;

@@ -7,7 +7,7 @@
  * beyond prom-client's default collectors (GC pauses, event-loop delay, memory).
  */
 import { statSync } from 'node:fs';
-import { join } from 'node:path';
+import { storeDataFile } from '../store/open.ts';
 import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 
 /** Request latency buckets, seconds: 0.25 ms (a cached answer) to 10 s (a long upload). */
@@ -116,7 +116,7 @@ export class ServiceMetrics {
         const dir = sources().dataDir;
         if (!dir) return;
         try {
-          this.set(statSync(join(dir, 'db', 'data.mdb')).size);
+          this.set(statSync(storeDataFile(dir)).size);
         } catch {
           // Not created yet: no sample.
         }

@@ -25,8 +25,31 @@ export function allowEntryProblem(entry: string): string | undefined {
   return 'is neither a host name, an IP address nor a CIDR range';
 }
 
-/** Parses entries already checked by allowEntryProblem (others are ignored). */
+/** The problems of a list of entries, each named `${at}.${index} '${entry}' …`. */
+export function allowListProblems(entries: readonly string[], at: string): string[] {
+  const problems: string[] = [];
+  entries.forEach((entry, i) => {
+    const problem = allowEntryProblem(entry);
+    if (problem) problems.push(`${at}.${i} '${entry}' ${problem}`);
+  });
+  return problems;
+}
+
+/**
+ * Lists parsed so far, by their (frozen, configured) entries array: every caller of one
+ * environment's list gets the same object, so the guard pools its connections per list, and a
+ * route parses nothing per request.
+ */
+const parsed = new WeakMap<readonly string[], AllowList>();
+
+/** Parses entries already checked by allowEntryProblem (others are ignored); once per array. */
 export function parseAllowList(entries: readonly string[]): AllowList {
+  let list = parsed.get(entries);
+  if (!list) parsed.set(entries, (list = parseEntries(entries)));
+  return list;
+}
+
+function parseEntries(entries: readonly string[]): AllowList {
   const hosts = new Set<string>();
   const ranges: Array<[Address, number]> = [];
   for (const entry of entries) {
@@ -57,7 +80,7 @@ export function isPublicAddress(ip: string): boolean {
 }
 
 /** Whether the operator allowed `ip`, or the host name it was resolved from. */
-export function isAllowed(ip: string, hostName: string, allow: AllowList): boolean {
+function isAllowed(ip: string, hostName: string, allow: AllowList): boolean {
   if (allow.hosts.has(hostName.toLowerCase().replace(/\.$/, ''))) return true;
   if (!ipaddr.isValid(ip)) return false;
   const address = unwrap(ipaddr.parse(ip));

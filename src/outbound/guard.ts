@@ -14,7 +14,7 @@ import { Agent, fetch, type RequestInit, type Response } from 'undici';
 import { EMPTY_ALLOW_LIST, mayConnect, type AllowList } from './allow-list.ts';
 
 /** Redirect hops followed at most (each one checked like the first request). */
-export const MAX_REDIRECTS = 5;
+const MAX_REDIRECTS = 5;
 
 /** A destination the policy refuses; `message` is for the log, never for API clients. */
 export class OutboundRefused extends Error {

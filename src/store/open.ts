@@ -10,6 +10,11 @@ import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { StoreConfig } from '../config/types.ts';
 
+/** The LMDB environment's folder in a data directory. */
+export const storePath = (dataDir: string) => join(dataDir, 'db');
+/** Its data file (what an operator sees grow; absent before the first start). */
+export const storeDataFile = (dataDir: string) => join(storePath(dataDir), 'data.mdb');
+
 export class Store {
   readonly root: RootDatabase;
   /** [environment, itemType, itemId] → StoredItem */
@@ -42,7 +47,7 @@ export class Store {
   readonly importRejects: Database;
 
   constructor(config: StoreConfig) {
-    const path = join(config.dataDir, 'db');
+    const path = storePath(config.dataDir);
     mkdirSync(path, { recursive: true });
     // overlappingSync (the lmdb-js default off Windows): a write promise resolves once the
     // transaction is committed, which survives the death of this process; `flushed` resolves

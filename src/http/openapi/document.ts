@@ -8,8 +8,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import { E, type AppError, type ErrorKind } from '../../errors.ts';
-import type { StatusMap } from '../respond.ts';
-import type { Method } from '../server.ts';
+import { METHOD_NAMES, type RegisteredRoute } from '../server.ts';
 import { COMPONENT_SCHEMAS } from './schemas.ts';
 
 interface Operation {
@@ -96,7 +95,6 @@ const OPERATIONS: Record<string, Operation> = {
     ok: { 200: { [JSON_TYPE]: 'Import' } } },
 };
 
-const METHOD_NAMES: Record<Method, string> = { get: 'GET', put: 'PUT', post: 'POST', del: 'DELETE' };
 
 /** `/api/:environment/items` → `/api/{environment}/items`. */
 export function openApiPath(pattern: string): string {
@@ -133,14 +131,7 @@ function errorStatuses(route: DocumentedRoute, auth: boolean): number[] {
   return [...out].sort((a, b) => a - b);
 }
 
-export interface DocumentedRoute {
-  method: Method;
-  pattern: string;
-  status: StatusMap;
-  cors: boolean;
-  /** The server reads the body before the handler (http/server.ts), with the errors that can raise. */
-  readsBody?: boolean;
-}
+type DocumentedRoute = RegisteredRoute;
 
 /** Builds the document; throws when a route and OPERATIONS disagree (a start-up failure, not a 500). */
 export function buildOpenApi(routes: readonly DocumentedRoute[], version: string): Record<string, unknown> {

@@ -19,7 +19,7 @@ import { authorize, type Authorizer } from '../auth.ts';
 import { environmentOf } from '../environment.ts';
 import { parseJsonBody } from '../read-body.ts';
 import { acceptsProtobuf, isProtobuf, PROTOBUF_MEDIA_TYPE, type ProtobufCodec } from '../protobuf.ts';
-import { sendBody, sendJsonText, type StatusMap } from '../respond.ts';
+import { sendBody, type StatusMap } from '../respond.ts';
 import { parseRecommendationRequest, type RecommendationRequest } from '../schemas/recommendation.ts';
 import type { HttpServer } from '../server.ts';
 
@@ -113,7 +113,7 @@ export function registerRecommendationRoutes(server: HttpServer, deps: Recommend
       // The customer's own recommendations are shown: attribution only (SPEC.md rule).
       const lists = request.lists.map((l) => ({ list_name: l.name, ...(l.alias ? { alias: l.alias } : {}), list_size: l.size, limit: 0, items: [] }));
       if (protobuf) sendBody(ex, 200, PROTOBUF_MEDIA_TYPE, deps.protobuf.encodeRecommendationResponse({ ...headObject(), lists }));
-      else sendJsonText(ex, 200, `{${headJson(requestId, userGroup, request.deviceId, request.userId)},"lists":${JSON.stringify(lists)}}`);
+      else sendBody(ex, 200, 'application/json', `{${headJson(requestId, userGroup, request.deviceId, request.userId)},"lists":${JSON.stringify(lists)}}`);
       return;
     }
 
@@ -149,7 +149,7 @@ export function registerRecommendationRoutes(server: HttpServer, deps: Recommend
       lists += listJson(l.name, l.alias, listKey, ranked.ix.length, ranked.shown, ranked.itemsJson);
     }
     if (protobuf) sendBody(ex, 200, PROTOBUF_MEDIA_TYPE, deps.protobuf.encodeRecommendationResponse({ ...headObject(), lists: protobufLists }));
-    else sendJsonText(ex, 200, `{${headJson(requestId, userGroup, request.deviceId, request.userId)},"lists":[${lists}]}`);
+    else sendBody(ex, 200, 'application/json', `{${headJson(requestId, userGroup, request.deviceId, request.userId)},"lists":[${lists}]}`);
   });
 
   server.route('get', '/api/:environment/recommendations/lists', { status: STATUS_LIST }, async (ex, req) => {
@@ -185,6 +185,6 @@ export function registerRecommendationRoutes(server: HttpServer, deps: Recommend
     }
     const items = itemsJson(itemIds, cached.informationFields ? information : undefined, offset, limit);
     const head = headJson(cached.requestId, cached.userGroup, cached.deviceId, cached.userId);
-    sendJsonText(ex, 200, `{${head},"lists":[${listJson(cached.listName, undefined, key!, itemIds.length, items.count, items.json)}]}`);
+    sendBody(ex, 200, 'application/json', `{${head},"lists":[${listJson(cached.listName, undefined, key!, itemIds.length, items.count, items.json)}]}`);
   });
 }

@@ -45,7 +45,7 @@ export type FeedResponse =
     };
 
 /** What a feed's status says for a destination refused by policy, closed or unreachable alike. */
-export const UNREACHABLE = 'the feed could not be reached';
+const UNREACHABLE = 'the feed could not be reached';
 
 /**
  * A fetch that failed for good (after its retries); `httpStatus` when the server answered;

@@ -11,7 +11,10 @@ import { emptyFeedStatus, type FeedDefinition } from '../../domain/feed.ts';
 import type { Catalog } from '../../store/catalog.ts';
 import { getFeedStatus, listFeeds, pollRequestedAt, writeFeedStatus } from '../../store/feeds.ts';
 import type { Store } from '../../store/open.ts';
-import { parseAllowList, type AllowList } from '../../outbound/allow-list.ts';
+import { parseAllowList } from '../../outbound/allow-list.ts';
+
+/** One empty list for environments without an allowance (parseAllowList caches by array). */
+const NO_ENTRIES: readonly string[] = [];
 import type { LogFn } from '../log.ts';
 import type { FetchPolicy } from './fetch.ts';
 import { pollFeed } from './poll.ts';
@@ -35,8 +38,6 @@ export class FeedScheduler {
   readonly #o: SchedulerOptions;
   readonly #inFlight = new Map<string, Promise<void>>();
   readonly #abort = new AbortController();
-  /** Each environment's outbound allow list, parsed once (the guard pools connections per list). */
-  readonly #allow = new Map<string, AllowList>();
   #timer: NodeJS.Timeout | undefined;
 
   constructor(options: SchedulerOptions) {
@@ -85,7 +86,7 @@ export class FeedScheduler {
         catalog: o.catalog,
         itemTypes,
         policy: o.policy,
-        allow: this.#allowFor(def.environment),
+        allow: parseAllowList(this.#o.environments[def.environment]?.outbound.allow ?? NO_ENTRIES),
         signal: this.#abort.signal,
         log: o.log,
       });
@@ -109,14 +110,6 @@ export class FeedScheduler {
     return run;
   }
 
-  #allowFor(environment: string): AllowList {
-    let allow = this.#allow.get(environment);
-    if (!allow) {
-      allow = parseAllowList(this.#o.environments[environment]?.outbound.allow ?? []);
-      this.#allow.set(environment, allow);
-    }
-    return allow;
-  }
 
   /** Polls a feed now, or joins its poll in flight; resolves false when the feed is unknown. */
   async pollNow(environment: string, feedId: string): Promise<boolean> {
