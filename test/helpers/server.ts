@@ -1,6 +1,7 @@
 // Starts the real service (`src/main.ts` through tsx, or the build `dist/main.js` with plain node
 // as `npm start` runs it) as a child process on a free port with a fresh data directory, and
 // reads its demo client credentials from its first-start log line.
+import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -137,4 +138,23 @@ export function sharedDataDir(): SharedDataDir {
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The default drain limit (server.shutdownTimeoutMs, 10 s) plus a wide margin. Not a speed check:
+ * it turns a shutdown that never ends into a failure instead of a hung suite.
+ */
+export const SHUTDOWN_BOUND_MS = 30_000;
+
+/** The exit code of a server told to stop; fails (and kills it) if it is still running after `ms`. */
+export async function exitCodeWithin(server: TestServer, ms = SHUTDOWN_BOUND_MS, after = 'the signal'): Promise<number | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const hung = new Promise<'hung'>((resolve) => (timer = setTimeout(() => resolve('hung'), ms)));
+  const outcome = await Promise.race([server.exited, hung]);
+  clearTimeout(timer);
+  if (outcome === 'hung') {
+    server.proc.kill('SIGKILL');
+    assert.fail(`the process had not exited ${ms} ms after ${after}:\n${server.logs.slice(-20).join('\n')}`);
+  }
+  return outcome;
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { getToken } from '../helpers/auth.ts';
-import { type TestServer, sharedDataDir, startServer } from '../helpers/server.ts';
+import { exitCodeWithin, SHUTDOWN_BOUND_MS, type TestServer, sharedDataDir, startServer } from '../helpers/server.ts';
 
 function article(i: number, run: string) {
   return {
@@ -25,24 +25,6 @@ function put(server: TestServer, token: string, item: Article): Promise<Response
     headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
     body: JSON.stringify(item),
   });
-}
-
-/**
- * The default drain limit (server.shutdownTimeoutMs, 10 s) plus a wide margin. Not a speed check:
- * it turns a shutdown that never ends into a failure instead of a hung suite.
- */
-const SHUTDOWN_BOUND_MS = 30_000;
-
-async function exitCodeWithin(server: TestServer, ms: number): Promise<number | null> {
-  let timer: NodeJS.Timeout | undefined;
-  const hung = new Promise<'hung'>((resolve) => (timer = setTimeout(() => resolve('hung'), ms)));
-  const outcome = await Promise.race([server.exited, hung]);
-  clearTimeout(timer);
-  if (outcome === 'hung') {
-    server.proc.kill('SIGKILL');
-    assert.fail(`the process had not exited ${ms} ms after SIGTERM:\n${server.logs.slice(-20).join('\n')}`);
-  }
-  return outcome;
 }
 
 /** Asserts every item reads back exactly as it was written. */
@@ -102,7 +84,7 @@ test('a server answers health checks, then drains on SIGTERM', async (t) => {
     await early;
     await late;
     assert.deepEqual(unexpected, [], 'every answered PUT answered 200');
-    assert.equal(await exitCodeWithin(first, SHUTDOWN_BOUND_MS), 0, first.logs.join('\n'));
+    assert.equal(await exitCodeWithin(first, SHUTDOWN_BOUND_MS, 'SIGTERM'), 0, first.logs.join('\n'));
     assert.ok(!first.logs.some((l) => l.includes('cut off at shutdown')), 'in-flight requests were finished, not cut off');
     assert.ok(terminated && acknowledged.length >= 50);
     t2.diagnostic(`${acknowledged.length} of ${items.length} PUTs acknowledged around SIGTERM`);

@@ -6,10 +6,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, rmSync } from 'node:fs';
 import { test } from 'node:test';
 import { runCli } from '../helpers/auth.ts';
-import { startServer, tempDir, type TestServer } from '../helpers/server.ts';
-
-/** Turns a shutdown that never ends into a failure instead of a hung suite (not a speed check). */
-const SHUTDOWN_BOUND_MS = 30_000;
+import { exitCodeWithin, SHUTDOWN_BOUND_MS, startServer, tempDir } from '../helpers/server.ts';
 
 function pageVisit(id: string) {
   return { event_type: 'page_visit', event_id: id, page_type: 'home', device_id: `dev-${id}`, user_id: `user-${id}`, channel: 'www-desktop' };
@@ -22,18 +19,6 @@ function isRunning(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-async function exitCodeWithin(server: TestServer, ms: number): Promise<number | null> {
-  let timer: NodeJS.Timeout | undefined;
-  const hung = new Promise<'hung'>((resolve) => (timer = setTimeout(() => resolve('hung'), ms)));
-  const outcome = await Promise.race([server.exited, hung]);
-  clearTimeout(timer);
-  if (outcome === 'hung') {
-    server.proc.kill('SIGKILL');
-    assert.fail(`the process had not exited ${ms} ms after the signal:\n${server.logs.slice(-20).join('\n')}`);
-  }
-  return outcome;
 }
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
