@@ -158,7 +158,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
       recommend: config.recommend,
       protobuf,
     });
-    registerReportRoutes(server, { store, auth, environments: config.environments });
+    registerReportRoutes(server, { store, auth, environments: config.environments, reports: config.reports });
     registerModelRoutes(server, { trainer, auth, environments: config.environments });
     registerFeedRoutes(server, { store, ingest, auth, environments: config.environments });
     registerImportRoutes(server, {

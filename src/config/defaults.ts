@@ -78,6 +78,8 @@ export const DEFAULT_CONFIG: Config = {
   },
   // No access line per request by default: the hot path only updates metrics.
   log: { level: 'info', accessSampleRate: 0 },
+  // A year of days answers in a few ms (bench/reports.bench.ts); hours are 24 times the rows.
+  reports: { maxRangeDays: 366, maxHourRangeDays: 31 },
   environments: {
     demo: {
       ...ENVIRONMENT_DEFAULTS,

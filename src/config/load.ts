@@ -64,6 +64,7 @@ const ENV_BINDINGS: ReadonlyArray<readonly [path: string, name: string, parse: P
   ['ingest.imports.maxUploadBytes', 'AFFINITY_IMPORT_MAX_UPLOAD_BYTES', integer],
   ['ingest.imports.batchRows', 'AFFINITY_IMPORT_BATCH_ROWS', integer],
   ['ingest.imports.settleMs', 'AFFINITY_IMPORT_SETTLE_MS', integer],
+  ['reports.maxRangeDays', 'AFFINITY_REPORT_MAX_RANGE_DAYS', integer],
 ];
 
 function isObject(v: unknown): v is Record<string, unknown> {

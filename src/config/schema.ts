@@ -137,7 +137,7 @@ const ENVIRONMENT = {
 const CONFIG_SCHEMA = {
   type: 'object',
   additionalProperties: false,
-  required: ['server', 'recommend', 'store', 'auth', 'ingest', 'log', 'environments'],
+  required: ['server', 'recommend', 'store', 'auth', 'ingest', 'log', 'reports', 'environments'],
   properties: {
     recommend: {
       type: 'object',
@@ -247,6 +247,15 @@ const CONFIG_SCHEMA = {
       properties: {
         level: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
         accessSampleRate: { type: 'number', minimum: 0, maximum: 1 },
+      },
+    },
+    reports: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['maxRangeDays', 'maxHourRangeDays'],
+      properties: {
+        maxRangeDays: { type: 'integer', minimum: 1, maximum: 3660 },
+        maxHourRangeDays: { type: 'integer', minimum: 1, maximum: 366 },
       },
     },
     environments: {

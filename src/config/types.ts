@@ -204,6 +204,14 @@ export interface RecommendConfig {
   listCacheItems: number;
 }
 
+/** Limits of the reporting endpoints (GET /{env}/reports and friends). */
+export interface ReportsConfig {
+  /** Longest day range a report may cover, in days. */
+  maxRangeDays: number;
+  /** Longest range of an hourly report, in days (24 rows per day and value). */
+  maxHourRangeDays: number;
+}
+
 export interface Config {
   server: ServerConfig;
   recommend: RecommendConfig;
@@ -215,5 +223,6 @@ export interface Config {
     /** Share of requests written as an `info` access line, 0..1 (0: none; errors are always logged). */
     accessSampleRate: number;
   };
+  reports: ReportsConfig;
   environments: Record<string, EnvironmentConfig>;
 }

@@ -55,7 +55,7 @@ export class EnvironmentModel {
 
   /** Applies one event; `ix` is its action item's index (undefined when it has none usable). */
   apply({ t, e }: StoredEvent, ix: number | undefined): void {
-    this.#reports.add(e, t);
+    this.#reports.add(e, t, ix);
     const userId = str(e.user_id);
     const deviceId = str(e.device_id);
     if (userId && deviceId && deviceId !== 'no-consent') this.#histories.link(deviceId, userId);

@@ -1,47 +1,38 @@
 /**
  * @module model/reports
- * Reporting counters per UTC day and per list_name, user_group and channel: impressions and
- * clicks of recommendations, and conversions (add_to_cart, purchase) attributed to a click on
- * the same item by the same user within the attribution window. Counts are summed in memory and
- * added to the stored ones at each flush.
+ * The model builder's reporting counters (keys in store/report-keys.ts), kept incrementally so
+ * a report never scans the event log: per UTC day and hour and per list_name, user_group,
+ * channel and page_type, impressions and clicks of recommendations, and conversions
+ * (add_to_cart, purchase, revenue) attributed to a click on the same item by the same user or
+ * device within the attribution window, each conversion counted once (to the latest such
+ * click). Also the intake per event type, clicks per item, and the A/B units: a user-day per
+ * user group with its attributed revenue, whose sums (users, converters, revenue, revenue²)
+ * are what the A/B comparison needs. Counts are summed in memory and added to the stored ones
+ * at each flush; the builder calls add() and prepareFlush() only.
  */
 import type { TrackedEvent } from '../domain/event.ts';
+import { dayOf, hourOf, hourReportKey, itemCountKey, reportKey, unitKey } from '../store/report-keys.ts';
+import type { Key } from 'lmdb';
 import type { Store } from '../store/open.ts';
 
 const IMPRESSIONS = new Set(['impression', 'batch_impression', 'session_impression']);
 const CLICKS = new Set(['click_on_recommendation', 'batch_click_on_recommendation', 'session_click_on_recommendation']);
 const CONVERSIONS = new Set(['add_to_cart', 'purchase']);
-const DIMENSIONS = ['list_name', 'user_group', 'channel'] as const;
+const DIMENSIONS = ['list_name', 'user_group', 'channel', 'page_type'] as const;
 
 /** What a click leaves behind for attributing a later conversion. */
-interface ClickMemory {
+type ClickMemory = {
   t: number;
-  list_name?: string;
-  user_group?: string;
-  channel?: string;
-}
+  list_name?: string | undefined;
+  user_group?: string | undefined;
+  channel?: string | undefined;
+  page_type?: string | undefined;
+};
 
-export const reportKey = (env: string, day: string, dimension: string, value: string, metric: string) => [
-  env,
-  'rep',
-  day,
-  dimension,
-  value,
-  metric,
-];
+/** An A/B unit (one user on one day in one group): attributed revenue and whether it purchased. */
+type Unit = [revenue: number, converted: 0 | 1];
+
 const clickKey = (env: string, who: string, itemKey: string) => [env, 'click', who, itemKey];
-
-const MS_PER_DAY = 86_400_000;
-let cachedDay = { start: 0, label: '1970-01-01' };
-
-/** UTC day of a time (YYYY-MM-DD); times arrive nearly in order, so the last answer is nearly always right. */
-export function dayOf(unixMs: number): string {
-  if (unixMs < cachedDay.start || unixMs >= cachedDay.start + MS_PER_DAY) {
-    const start = unixMs - (unixMs % MS_PER_DAY);
-    cachedDay = { start, label: new Date(start).toISOString().slice(0, 10) };
-  }
-  return cachedDay.label;
-}
 
 const SEP = '\u0000';
 
@@ -53,9 +44,14 @@ export class ReportState {
   readonly #store: Store;
   readonly #env: string;
   readonly #windowMs: number;
+  /** `d` or `h`, period, dimension, value, metric → count to add. */
   readonly #counts = new Map<string, number>();
   /** Clicks not yet written, by key id: consulted before LMDB so attribution sees them at once. */
-  readonly #clicks = new Map<string, [key: string[], memory: ClickMemory]>();
+  readonly #clicks = new Map<string, [key: Key[], memory: ClickMemory]>();
+  /** A/B units touched since the last flush (their whole new value). */
+  readonly #units = new Map<string, [key: Key[], unit: Unit]>();
+  /** day, ix → clicks to add. */
+  readonly #clickedItems = new Map<string, number>();
 
   constructor(store: Store, env: string, attributionWindowSec: number) {
     this.#store = store;
@@ -63,61 +59,117 @@ export class ReportState {
     this.#windowMs = attributionWindowSec * 1000;
   }
 
-  #count(day: string, source: Record<string, unknown>, metric: string, by = 1): void {
+  #bump(id: string, by: number): void {
+    this.#counts.set(id, (this.#counts.get(id) ?? 0) + by);
+  }
+
+  /** Adds `by` to `metric` of every dimension value `source` has, for its day and its hour. */
+  #count(t: number, source: Record<string, unknown>, metric: string, by = 1): void {
+    const day = dayOf(t);
+    const hour = hourOf(t);
     for (const dimension of DIMENSIONS) {
       const value = str(source[dimension]);
       if (value === undefined) continue;
-      const id = `${day}${SEP}${dimension}${SEP}${value}${SEP}${metric}`;
-      this.#counts.set(id, (this.#counts.get(id) ?? 0) + by);
+      this.#bump(`d${SEP}${day}${SEP}${dimension}${SEP}${value}${SEP}${metric}`, by);
+      this.#bump(`h${SEP}${hour}${SEP}${dimension}${SEP}${value}${SEP}${metric}`, by);
     }
   }
 
-  add(e: TrackedEvent, acceptedAtMs: number): void {
+  /** The unit of `who` in `group` on the day of `t`, created (and counted as a user) when new. */
+  #unit(t: number, group: string, who: string): Unit {
+    const day = dayOf(t);
+    const key = unitKey(this.#env, day, group, who);
+    const id = key.join(SEP);
+    const pending = this.#units.get(id);
+    if (pending) return pending[1];
+    const stored = this.#store.modelState.get(key) as Unit | undefined;
+    const unit: Unit = stored ? [stored[0], stored[1]] : [0, 0];
+    if (!stored) this.#bump(`d${SEP}${day}${SEP}user_group${SEP}${group}${SEP}users`, 1);
+    this.#units.set(id, [key, unit]);
+    return unit;
+  }
+
+  #latestClick(ids: string[], itemKey: string, t: number): ClickMemory | undefined {
+    let best: ClickMemory | undefined;
+    for (const id of ids) {
+      const key = clickKey(this.#env, id, itemKey);
+      const click = this.#clicks.get(key.join(SEP))?.[1] ?? (this.#store.modelState.get(key) as ClickMemory | undefined);
+      if (click && t - click.t <= this.#windowMs && t >= click.t && (!best || click.t > best.t)) best = click;
+    }
+    return best;
+  }
+
+  /** Counts one event accepted at `t` (ms); `ix` is its action item's index when it has one. */
+  add(e: TrackedEvent, t: number, ix?: number): void {
     const type = e.event_type;
-    const day = dayOf(acceptedAtMs);
+    this.#bump(`d${SEP}${dayOf(t)}${SEP}event_type${SEP}${type}${SEP}events`, 1);
+    this.#bump(`h${SEP}${hourOf(t)}${SEP}event_type${SEP}${type}${SEP}events`, 1);
     const who = str(e.user_id) ?? str(e.device_id) ?? str(e.session_id);
-    const itemKey = `${String(e.action_item_type)}\u0000${String(e.action_item)}`;
+    const itemKey = `${String(e.action_item_type)}${SEP}${String(e.action_item)}`;
+    const group = str(e.user_group);
     if (IMPRESSIONS.has(type)) {
-      this.#count(day, e, 'impressions');
+      this.#count(t, e, 'impressions');
+      if (who && group) this.#unit(t, group, who);
     } else if (CLICKS.has(type)) {
-      this.#count(day, e, 'clicks');
-      if (who) {
-        const memory: ClickMemory = { t: acceptedAtMs, list_name: str(e.list_name), user_group: str(e.user_group), channel: str(e.channel) };
-        const key = clickKey(this.#env, who, itemKey);
+      this.#count(t, e, 'clicks');
+      if (who && group) this.#unit(t, group, who);
+      if (ix !== undefined) {
+        const id = `${dayOf(t)}${SEP}${ix}`;
+        this.#clickedItems.set(id, (this.#clickedItems.get(id) ?? 0) + 1);
+      }
+      const memory: ClickMemory = { t, list_name: str(e.list_name), user_group: group, channel: str(e.channel), page_type: str(e.page_type) };
+      // Under the user and the device both: a click made logged out is found by a purchase made logged in.
+      for (const id of new Set([str(e.user_id), str(e.device_id), str(e.session_id)])) {
+        if (id === undefined || id === 'no-consent') continue;
+        const key = clickKey(this.#env, id, itemKey);
         this.#clicks.set(key.join(SEP), [key, memory]);
       }
     } else if (CONVERSIONS.has(type)) {
-      const candidates = [str(e.user_id), str(e.device_id)].filter((x): x is string => x !== undefined);
-      for (const id of candidates) {
-        const key = clickKey(this.#env, id, itemKey);
-        const click =
-          this.#clicks.get(key.join(SEP))?.[1] ?? (this.#store.modelState.get(key) as ClickMemory | undefined);
-        if (!click || acceptedAtMs - click.t > this.#windowMs) continue;
-        const source = { list_name: click.list_name, user_group: click.user_group, channel: click.channel };
-        this.#count(day, source, 'conversions');
-        this.#count(day, source, type);
-        if (type === 'purchase' && typeof e.purchased_price === 'number') {
-          const amount = typeof e.amount === 'number' ? e.amount : 1;
-          this.#count(day, source, 'revenue', e.purchased_price * amount);
-        }
-        break;
+      const ids = [str(e.user_id), str(e.device_id)].filter((x): x is string => x !== undefined && x !== 'no-consent');
+      const click = this.#latestClick(ids, itemKey, t);
+      if (!click) return;
+      this.#count(t, click, 'conversions');
+      this.#count(t, click, type);
+      if (type !== 'purchase') return;
+      const amount = typeof e.amount === 'number' ? e.amount : 1;
+      const revenue = typeof e.purchased_price === 'number' ? e.purchased_price * amount : 0;
+      if (revenue !== 0) this.#count(t, click, 'revenue', revenue);
+      if (!click.user_group || !ids[0]) return;
+      const unit = this.#unit(t, click.user_group, ids[0]);
+      const day = dayOf(t);
+      const base = `d${SEP}${day}${SEP}user_group${SEP}${click.user_group}${SEP}`;
+      this.#bump(`${base}revenue_sq`, (unit[0] + revenue) ** 2 - unit[0] ** 2);
+      unit[0] += revenue;
+      if (unit[1] === 0) {
+        unit[1] = 1;
+        this.#bump(`${base}converters`, 1);
       }
     }
   }
 
-  /** Takes the pending counts and clicks; the returned function adds them to LMDB (in a transaction). */
+  /** Takes the pending counts, clicks and units; the returned function adds them to LMDB (in a transaction). */
   prepareFlush(): () => void {
     const counts = [...this.#counts];
     const clicks = [...this.#clicks.values()];
+    const units = [...this.#units.values()];
+    const clickedItems = [...this.#clickedItems];
     this.#counts.clear();
     this.#clicks.clear();
+    this.#units.clear();
+    this.#clickedItems.clear();
+    const state = this.#store.modelState;
+    const add = (key: Key[], n: number) => state.put(key, ((state.get(key) as number | undefined) ?? 0) + n);
     return () => {
       for (const [id, n] of counts) {
-        const [day = '', dimension = '', value = '', metric = ''] = id.split(SEP);
-        const key = reportKey(this.#env, day, dimension, value, metric);
-        this.#store.modelState.put(key, ((this.#store.modelState.get(key) as number | undefined) ?? 0) + n);
+        const [tag, period = '', dimension = '', value = '', metric = ''] = id.split(SEP);
+        add(tag === 'd' ? reportKey(this.#env, period, dimension, value, metric) : hourReportKey(this.#env, period, dimension, value, metric), n);
       }
-      for (const [key, memory] of clicks) this.#store.modelState.put(key, memory);
+      for (const [id, n] of clickedItems) {
+        const [day = '', ix = ''] = id.split(SEP);
+        add(itemCountKey(this.#env, day, 'clicked', Number(ix)), n);
+      }
+      for (const [key, memory] of clicks) state.put(key, memory);
+      for (const [key, unit] of units) state.put(key, unit);
     };
   }
 }

@@ -1,14 +1,15 @@
 /**
  * @module recommend/request-counter
- * The `requests` reporting counter (issue: requests, impressions and clicks per list_name,
- * user_group, channel and day): recommendation requests are not events, so the route counts
- * them here, on the main thread in memory, and every FLUSH_MS one asynchronous LMDB transaction
- * adds the counts to the stored ones under the same keys as the model builder's other counters
- * (model/reports.ts reportKey), where GET /reports finds them. Only this module writes the
- * `requests` metric, so its read-modify-write never races the builder's. A crash loses at most
+ * The reporting counters that only the recommendation route sees (recommendation requests are
+ * not events): requests per list_name, user_group, channel and page_type, the items recommended
+ * (per-item counts and the day's coverage bitset) and the request latency histogram, per UTC
+ * day and hour (keys in store/report-keys.ts). Counted on the main thread in memory; every
+ * FLUSH_MS one asynchronous LMDB transaction adds them to the stored ones. Only this module
+ * writes these keys, so its read-modify-write never races the builder's. A crash loses at most
  * FLUSH_MS of counts (reporting, not billing).
  */
-import { dayOf, reportKey } from '../model/reports.ts';
+import { LATENCY_BUCKETS, latencyBucket } from '../domain/latency-buckets.ts';
+import { coverageKey, dayOf, hourOf, hourReportKey, itemCountKey, latencyKey, reportKey } from '../store/report-keys.ts';
 import type { Store } from '../store/open.ts';
 
 const FLUSH_MS = 1000;
@@ -16,7 +17,12 @@ const SEP = '\u0000';
 
 export class RequestCounter {
   readonly #store: Store;
+  /** env, `d`/`h`, period, dimension, value → requests. */
   #counts = new Map<string, number>();
+  /** env, day, ix → times recommended (shown in a response). */
+  #items = new Map<string, number>();
+  /** env, `d`/`h`, period → latency histogram. */
+  #latency = new Map<string, number[]>();
   readonly #timer: NodeJS.Timeout;
   #flushing: Promise<void> = Promise.resolve();
 
@@ -25,34 +31,84 @@ export class RequestCounter {
     this.#timer = setInterval(() => void this.flush(), FLUSH_MS).unref();
   }
 
-  /** One request: +1 for each of its lists' names, and +1 for its user group and its channel. */
-  count(environment: string, nowMs: number, listNames: readonly string[], userGroup: string, channel: string): void {
+  /** One request: +1 for each of its lists' names, and +1 for its user group, channel and page type. */
+  count(environment: string, nowMs: number, listNames: readonly string[], userGroup: string, channel: string, pageType: string): void {
+    for (const period of [`d${SEP}${dayOf(nowMs)}`, `h${SEP}${hourOf(nowMs)}`]) {
+      const add = (dimension: string, value: string) => {
+        const id = `${environment}${SEP}${period}${SEP}${dimension}${SEP}${value}`;
+        this.#counts.set(id, (this.#counts.get(id) ?? 0) + 1);
+      };
+      for (const name of listNames) add('list_name', name);
+      add('user_group', userGroup);
+      add('channel', channel);
+      add('page_type', pageType);
+    }
+  }
+
+  /** The items a response showed (dense indices). */
+  recommended(environment: string, nowMs: number, ix: ArrayLike<number>): void {
     const day = dayOf(nowMs);
-    const add = (dimension: string, value: string) => {
-      const id = `${environment}${SEP}${day}${SEP}${dimension}${SEP}${value}`;
-      this.#counts.set(id, (this.#counts.get(id) ?? 0) + 1);
-    };
-    for (const name of listNames) add('list_name', name);
-    add('user_group', userGroup);
-    add('channel', channel);
+    for (let i = 0; i < ix.length; i++) {
+      const id = `${environment}${SEP}${day}${SEP}${ix[i]}`;
+      this.#items.set(id, (this.#items.get(id) ?? 0) + 1);
+    }
+  }
+
+  /** One answered request's latency, ms. */
+  latency(environment: string, nowMs: number, ms: number): void {
+    const bucket = latencyBucket(ms);
+    for (const id of [`${environment}${SEP}d${SEP}${dayOf(nowMs)}`, `${environment}${SEP}h${SEP}${hourOf(nowMs)}`]) {
+      let histogram = this.#latency.get(id);
+      if (!histogram) this.#latency.set(id, (histogram = new Array<number>(LATENCY_BUCKETS).fill(0)));
+      histogram[bucket]! += 1;
+    }
   }
 
   /** Adds what was counted to LMDB; resolves once committed. */
   flush(): Promise<void> {
-    if (this.#counts.size === 0) return this.#flushing;
-    const counts = this.#counts;
-    this.#counts = new Map();
-    const store = this.#store;
+    if (this.#counts.size === 0 && this.#items.size === 0 && this.#latency.size === 0) return this.#flushing;
+    const [counts, items, latency] = [this.#counts, this.#items, this.#latency];
+    [this.#counts, this.#items, this.#latency] = [new Map(), new Map(), new Map()];
+    const state = this.#store.modelState;
     // Chained: a flush never starts before the previous one committed, so no count is added twice over.
-    this.#flushing = this.#flushing.then(() =>
-      store.root.transaction(() => {
-        for (const [id, n] of counts) {
-          const [environment = '', day = '', dimension = '', value = ''] = id.split(SEP);
-          const key = reportKey(environment, day, dimension, value, 'requests');
-          store.modelState.put(key, ((store.modelState.get(key) as number | undefined) ?? 0) + n);
-        }
-      }),
-    ).then(() => undefined);
+    this.#flushing = this.#flushing
+      .then(() =>
+        this.#store.root.transaction(() => {
+          for (const [id, n] of counts) {
+            const [environment = '', tag, period = '', dimension = '', value = ''] = id.split(SEP);
+            const key = tag === 'd' ? reportKey(environment, period, dimension, value, 'requests') : hourReportKey(environment, period, dimension, value, 'requests');
+            state.put(key, ((state.get(key) as number | undefined) ?? 0) + n);
+          }
+          const coverage = new Map<string, number[]>();
+          for (const [id, n] of items) {
+            const [environment = '', day = '', ix = ''] = id.split(SEP);
+            const key = itemCountKey(environment, day, 'recommended', Number(ix));
+            state.put(key, ((state.get(key) as number | undefined) ?? 0) + n);
+            const dayId = `${environment}${SEP}${day}`;
+            let ixs = coverage.get(dayId);
+            if (!ixs) coverage.set(dayId, (ixs = []));
+            ixs.push(Number(ix));
+          }
+          for (const [dayId, ixs] of coverage) {
+            const [environment = '', day = ''] = dayId.split(SEP);
+            const key = coverageKey(environment, day);
+            const stored = state.get(key) as Uint8Array | undefined;
+            let top = 0;
+            for (const ix of ixs) top = Math.max(top, ix);
+            const bits = new Uint8Array(Math.max(stored?.length ?? 0, (top >> 3) + 1));
+            if (stored) bits.set(stored);
+            for (const ix of ixs) bits[ix >> 3]! |= 1 << (ix & 7);
+            state.put(key, Buffer.from(bits));
+          }
+          for (const [id, histogram] of latency) {
+            const [environment = '', tag = 'd', period = ''] = id.split(SEP);
+            const key = latencyKey(environment, tag as 'd' | 'h', period);
+            const stored = (state.get(key) as number[] | undefined) ?? [];
+            state.put(key, histogram.map((n, i) => n + (stored[i] ?? 0)));
+          }
+        }),
+      )
+      .then(() => undefined);
     return this.#flushing;
   }
 

@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { reportKey } from '../../src/model/reports.ts';
+import { reportKey } from '../../src/store/report-keys.ts';
 import {
   copyF32,
   copyU32,

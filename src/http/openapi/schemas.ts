@@ -115,6 +115,91 @@ const IMPORT = {
 };
 
 /** Every named schema of the document (`#/components/schemas/<name>`). */
+const NUMBERS = { type: 'object', additionalProperties: { type: 'number' } } as const;
+const NULLABLE_NUMBER = { type: ['number', 'null'] } as const;
+const REPORT: Schema = {
+  type: 'object',
+  required: ['from', 'to', 'granularity', 'rows', 'totals', 'intake', 'coverage', 'latency_ms'],
+  properties: {
+    from: { type: 'string' },
+    to: { type: 'string' },
+    granularity: { enum: ['day', 'hour'] },
+    rows: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['day', 'dimension', 'value', 'metrics'],
+        properties: { day: { type: 'string' }, hour: { type: 'string' }, dimension: { type: 'string' }, value: { type: 'string' }, metrics: NUMBERS },
+      },
+    },
+    totals: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['dimension', 'value', 'metrics'],
+        properties: { dimension: { type: 'string' }, value: { type: 'string' }, metrics: { type: 'object', additionalProperties: NULLABLE_NUMBER } },
+      },
+    },
+    intake: NUMBERS,
+    coverage: {
+      type: 'object',
+      required: ['recommended_items', 'catalog_items', 'share'],
+      properties: { recommended_items: { type: 'integer' }, catalog_items: { type: 'integer' }, share: NULLABLE_NUMBER },
+    },
+    latency_ms: {
+      type: 'object',
+      required: ['requests', 'p50', 'p90', 'p99'],
+      properties: { requests: { type: 'integer' }, p50: NULLABLE_NUMBER, p90: NULLABLE_NUMBER, p99: NULLABLE_NUMBER },
+    },
+  },
+};
+const ARM = { type: 'object', required: ['value', 'n'], properties: { value: NULLABLE_NUMBER, n: { type: 'number' } } } as const;
+const AB_REPORT: Schema = {
+  type: 'object',
+  required: ['from', 'to', 'service_group', 'unit', 'confidence', 'comparisons'],
+  properties: {
+    from: { type: 'string' },
+    to: { type: 'string' },
+    service_group: { type: 'string' },
+    unit: { type: 'string' },
+    confidence: { type: 'number' },
+    comparisons: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['control_group', 'metrics'],
+        properties: {
+          control_group: { type: 'string' },
+          metrics: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['metric', 'service', 'control', 'lift', 'ci95', 'p_value'],
+              properties: {
+                metric: { enum: ['ctr', 'conversion_rate', 'revenue_per_user'] },
+                service: ARM,
+                control: ARM,
+                lift: NULLABLE_NUMBER,
+                ci95: { oneOf: [{ type: 'array', items: { type: 'number' }, minItems: 2, maxItems: 2 }, { type: 'null' }] },
+                p_value: NULLABLE_NUMBER,
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+};
+const ITEM_COUNTS = {
+  type: 'array',
+  items: { type: 'object', required: ['item_type', 'item_id', 'count'], properties: { item_type: { type: 'string' }, item_id: { type: 'string' }, count: { type: 'integer' } } },
+} as const;
+const ITEMS_REPORT: Schema = {
+  type: 'object',
+  required: ['from', 'to', 'recommended', 'clicked'],
+  properties: { from: { type: 'string' }, to: { type: 'string' }, recommended: ITEM_COUNTS, clicked: ITEM_COUNTS },
+};
+
 export const COMPONENT_SCHEMAS: Record<string, Schema> = {
   Problem: PROBLEM,
   Item: ITEM_SCHEMA as unknown as Schema,
@@ -161,7 +246,9 @@ export const COMPONENT_SCHEMAS: Record<string, Schema> = {
     required: ['status'],
     properties: { status: { enum: ['ready', 'not_ready'] }, reasons: { type: 'array', items: { type: 'string' } } },
   },
-  Report: { type: 'object', required: ['from', 'to', 'rows'], properties: { from: { type: 'string' }, to: { type: 'string' }, rows: { type: 'array', items: { type: 'object' } } } },
+  Report: REPORT,
+  AbReport: AB_REPORT,
+  ItemsReport: ITEMS_REPORT,
   ModelRebuild: { type: 'object', required: ['environment', 'status'], properties: { environment: { type: 'string' }, status: { type: 'string' } } },
   FeedBody: FEED_BODY as unknown as Schema,
   Feed: FEED,

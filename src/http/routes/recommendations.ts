@@ -97,6 +97,7 @@ function rankTask(environment: string, env: EnvironmentConfig, request: Recommen
 
 export function registerRecommendationRoutes(server: HttpServer, deps: RecommendationRoutesDeps): void {
   server.route('post', '/api/:environment/recommendations/requests', { status: STATUS_REQUEST, readsBody: true }, async (ex, req, body) => {
+    const startedMs = performance.now();
     const environment = req.params[0] ?? '';
     await authorize(deps.auth, req.authorization, environment);
     const env = environmentOf(deps.environments, environment);
@@ -107,7 +108,8 @@ export function registerRecommendationRoutes(server: HttpServer, deps: Recommend
     const protobuf = acceptsProtobuf(req.accept);
     // The protobuf answer is built from objects; the JSON one is written as text.
     const headObject = () => ({ request_id: requestId, user_group: userGroup, device_id: request.deviceId, ...(request.userId ? { user_id: request.userId } : {}) });
-    deps.requests.count(environment, Date.now(), request.lists.map((l) => l.name), userGroup, request.channel);
+    const nowMs = Date.now();
+    deps.requests.count(environment, nowMs, request.lists.map((l) => l.name), userGroup, request.channel, request.pageType);
 
     if (isControlGroup(env, userGroup)) {
       // The customer's own recommendations are shown: attribution only (SPEC.md rule).
@@ -139,6 +141,7 @@ export function registerRecommendationRoutes(server: HttpServer, deps: Recommend
         };
         listKey = deps.listCache.put(cached, env.listCache.ttlSec);
       }
+      deps.requests.recommended(environment, nowMs, ranked.ix.subarray(0, ranked.shown));
       if (protobuf) {
         const items = itemObjects(ranked);
         protobufLists.push({ list_name: l.name, ...(l.alias ? { alias: l.alias } : {}), ...(listKey ? { list_key: listKey } : {}), list_size: ranked.ix.length, limit: items.length, items });
@@ -150,6 +153,7 @@ export function registerRecommendationRoutes(server: HttpServer, deps: Recommend
     }
     if (protobuf) sendBody(ex, 200, PROTOBUF_MEDIA_TYPE, deps.protobuf.encodeRecommendationResponse({ ...headObject(), lists: protobufLists }));
     else sendBody(ex, 200, 'application/json', `{${headJson(requestId, userGroup, request.deviceId, request.userId)},"lists":[${lists}]}`);
+    deps.requests.latency(environment, nowMs, performance.now() - startedMs);
   });
 
   server.route('get', '/api/:environment/recommendations/lists', { status: STATUS_LIST }, async (ex, req) => {

@@ -1,66 +1,53 @@
 /**
  * @module http/routes/reports
- * GET /{environment}/reports?from=YYYY-MM-DD&to=YYYY-MM-DD: the model builder's reporting
- * counters (impressions, clicks, conversions, add_to_cart, purchase, revenue per day and per
- * list_name, user_group and channel) for an authenticated integrator. Read-only.
+ * The reporting endpoints for an authenticated integrator, read-only, from the counters the
+ * model builder and the request counter keep (store/report-keys.ts): no event is read here.
+ * - GET /{env}/reports: counters per day or hour and per list_name, user_group, channel,
+ *   page_type (requests, impressions, clicks, attributed add_to_cart, purchase, revenue), their
+ *   totals with CTR, the intake per event type, coverage and latency percentiles.
+ * - GET /{env}/reports/ab: the service group against each control group (domain/ab-comparison.ts).
+ * - GET /{env}/reports/items: the most recommended and most clicked items.
  */
 import type { Config } from '../../config/types.ts';
-import { E, type FieldError } from '../../errors.ts';
+import { compareMeans, compareRates } from '../../domain/ab-comparison.ts';
+import { latencyQuantile } from '../../domain/latency-buckets.ts';
+import { readCounterRows, readCoverage, readLatency, readTopItems, type CounterRow } from '../../store/report-reader.ts';
 import type { Store } from '../../store/open.ts';
 import { environmentOf } from '../environment.ts';
 import { authorize, type Authorizer } from '../auth.ts';
+import { parseReportQuery } from '../report-query.ts';
 import { sendJson, type StatusMap } from '../respond.ts';
 import type { HttpServer } from '../server.ts';
 
 const STATUS_REPORTS: StatusMap = { invalidRequest: 400, unauthorized: 401 };
-const DAY = /^\d{4}-\d{2}-\d{2}$/;
-const MAX_DAYS = 366;
+/** The counters every total carries (0 when none was counted). */
+const METRICS = ['requests', 'impressions', 'clicks', 'conversions', 'add_to_cart', 'purchase', 'revenue'] as const;
 
 export interface ReportRoutesDeps {
   store: Store;
   auth: Authorizer;
   environments: Config['environments'];
+  reports: Config['reports'];
 }
 
-interface ReportRow {
-  day: string;
-  dimension: string;
-  value: string;
-  metrics: Record<string, number>;
-}
+const ratio = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1e6) / 1e6 : null);
 
-/** A calendar day `YYYY-MM-DD` that exists (2024-02-30 does not), as its UTC midnight in ms; NaN otherwise. */
-function dayMs(value: string): number {
-  if (!DAY.test(value)) return NaN;
-  const ms = Date.parse(value);
-  // Date.parse rolls 2024-02-30 over to March 1st: only a day that prints back unchanged is real.
-  return Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== value ? NaN : ms;
-}
-
-/**
- * The report range of a query: `to` defaults to today, `from` to six days before `to`. Every
- * parameter is checked before it is used (an unchecked `to` once reached Date#toISOString and
- * threw a RangeError, a 500); unknown parameters are refused.
- */
-function parseRange(query: string): { from: string; to: string } {
-  const q = new URLSearchParams(query);
-  const errors: FieldError[] = [];
-  for (const key of new Set(q.keys())) {
-    if (key !== 'from' && key !== 'to') errors.push({ path: key, message: 'is not a query parameter of this endpoint' });
-    else if (q.getAll(key).length > 1) errors.push({ path: key, message: 'must be given once' });
+/** Sums rows per dimension and value, with every metric present and CTR and conversion rate derived. */
+function totalsOf(rows: CounterRow[]) {
+  const totals = new Map<string, { dimension: string; value: string; metrics: Record<string, number | null> }>();
+  for (const row of rows) {
+    if (row.dimension === 'event_type') continue;
+    const id = `${row.dimension}\u0000${row.value}`;
+    let total = totals.get(id);
+    if (!total) totals.set(id, (total = { dimension: row.dimension, value: row.value, metrics: Object.fromEntries(METRICS.map((m) => [m, 0])) }));
+    for (const m of METRICS) total.metrics[m]! += row.metrics[m] ?? 0;
   }
-  const rawTo = q.get('to');
-  const toMs = rawTo === null ? Date.parse(new Date().toISOString().slice(0, 10)) : dayMs(rawTo);
-  if (Number.isNaN(toMs)) errors.push({ path: 'to', message: 'must be a date YYYY-MM-DD' });
-  const rawFrom = q.get('from');
-  const fromMs = rawFrom === null ? toMs - 6 * 86_400_000 : dayMs(rawFrom);
-  if (rawFrom !== null && Number.isNaN(fromMs)) errors.push({ path: 'from', message: 'must be a date YYYY-MM-DD' });
-  if (errors.length === 0 && (fromMs > toMs || toMs - fromMs > MAX_DAYS * 86_400_000)) {
-    errors.push({ path: 'from', message: `must be on or before 'to', at most ${MAX_DAYS} days earlier` });
+  for (const { metrics } of totals.values()) {
+    metrics.revenue = Math.round(metrics.revenue! * 100) / 100;
+    metrics.ctr = ratio(metrics.clicks!, metrics.impressions!);
+    metrics.conversion_rate = ratio(metrics.purchase!, metrics.clicks!);
   }
-  if (errors.length > 0) throw E.invalidRequest(errors.map((e) => `${e.path} ${e.message}`).join('; '), errors);
-  const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-  return { from: day(fromMs), to: day(toMs) };
+  return [...totals.values()];
 }
 
 export function registerReportRoutes(server: HttpServer, deps: ReportRoutesDeps): void {
@@ -68,23 +55,81 @@ export function registerReportRoutes(server: HttpServer, deps: ReportRoutesDeps)
     const environment = req.params[0] ?? '';
     await authorize(deps.auth, req.authorization, environment);
     environmentOf(deps.environments, environment);
-    const { from, to } = parseRange(req.query);
-
-    const rows = new Map<string, ReportRow>();
-    const range = deps.store.modelState.getRange({
-      start: [environment, 'rep', from],
-      end: [environment, 'rep', `${to}\uffff`],
+    const q = parseReportQuery(req.query, deps.reports, ['granularity', 'breakdown']);
+    const days = readCounterRows(deps.store, environment, 'day', q.from, q.to);
+    const rows = q.granularity === 'day' ? days : readCounterRows(deps.store, environment, 'hour', q.from, q.to);
+    const intake: Record<string, number> = {};
+    for (const row of days) if (row.dimension === 'event_type') intake[row.value] = (intake[row.value] ?? 0) + (row.metrics.events ?? 0);
+    const latency = readLatency(deps.store, environment, q.from, q.to);
+    const coverage = readCoverage(deps.store, environment, q.from, q.to);
+    const shown = (row: CounterRow) => (q.breakdown ? row.dimension === q.breakdown : true);
+    sendJson(ex, 200, {
+      from: q.from,
+      to: q.to,
+      granularity: q.granularity,
+      rows: rows.filter(shown).map((r) => ({
+        day: r.period.slice(0, 10),
+        ...(q.granularity === 'hour' ? { hour: `${r.period}:00:00Z` } : {}),
+        dimension: r.dimension,
+        value: r.value,
+        metrics: r.metrics,
+      })),
+      totals: totalsOf(days).filter((t) => (q.breakdown ? t.dimension === q.breakdown : true)),
+      intake,
+      coverage: { recommended_items: coverage.recommended, catalog_items: coverage.catalog, share: ratio(coverage.recommended, coverage.catalog) },
+      latency_ms: {
+        requests: latency.reduce((a, b) => a + b, 0),
+        p50: latencyQuantile(latency, 0.5),
+        p90: latencyQuantile(latency, 0.9),
+        p99: latencyQuantile(latency, 0.99),
+      },
     });
-    for (const { key, value } of range) {
-      const [, , day, dimension, dimValue, metric] = key as [string, string, string, string, string, string];
-      const id = `${day}\u0000${dimension}\u0000${dimValue}`;
-      let row = rows.get(id);
-      if (!row) {
-        row = { day, dimension, value: dimValue, metrics: {} };
-        rows.set(id, row);
-      }
-      row.metrics[metric] = value as number;
+  });
+
+  server.route('get', '/api/:environment/reports/ab', { status: STATUS_REPORTS }, async (ex, req) => {
+    const environment = req.params[0] ?? '';
+    await authorize(deps.auth, req.authorization, environment);
+    const env = environmentOf(deps.environments, environment);
+    const q = parseReportQuery(req.query, deps.reports);
+    const groups = new Map<string, Record<string, number>>();
+    for (const row of readCounterRows(deps.store, environment, 'day', q.from, q.to, 'user_group')) {
+      const sums = groups.get(row.value) ?? {};
+      for (const [metric, n] of Object.entries(row.metrics)) sums[metric] = (sums[metric] ?? 0) + n;
+      groups.set(row.value, sums);
     }
-    sendJson(ex, 200, { from, to, rows: [...rows.values()] });
+    const of = (group: string) => groups.get(group) ?? {};
+    const service = of(env.serviceGroup);
+    const units = (g: Record<string, number>) => ({ n: g.users ?? 0, sum: g.revenue ?? 0, sumSq: g.revenue_sq ?? 0 });
+    sendJson(ex, 200, {
+      from: q.from,
+      to: q.to,
+      service_group: env.serviceGroup,
+      unit: 'user-day',
+      confidence: 0.95,
+      comparisons: Object.keys(env.controlGroups).map((group) => {
+        const control = of(group);
+        return {
+          control_group: group,
+          metrics: [
+            { metric: 'ctr', ...compareRates(service.clicks ?? 0, service.impressions ?? 0, control.clicks ?? 0, control.impressions ?? 0) },
+            { metric: 'conversion_rate', ...compareRates(service.converters ?? 0, service.users ?? 0, control.converters ?? 0, control.users ?? 0) },
+            { metric: 'revenue_per_user', ...compareMeans(units(service), units(control)) },
+          ],
+        };
+      }),
+    });
+  });
+
+  server.route('get', '/api/:environment/reports/items', { status: STATUS_REPORTS }, async (ex, req) => {
+    const environment = req.params[0] ?? '';
+    await authorize(deps.auth, req.authorization, environment);
+    environmentOf(deps.environments, environment);
+    const q = parseReportQuery(req.query, deps.reports, ['limit']);
+    sendJson(ex, 200, {
+      from: q.from,
+      to: q.to,
+      recommended: readTopItems(deps.store, environment, 'recommended', q.from, q.to, q.limit),
+      clicked: readTopItems(deps.store, environment, 'clicked', q.from, q.to, q.limit),
+    });
   });
 }
