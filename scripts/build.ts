@@ -23,3 +23,5 @@ rmSync(join(root, 'dist'), { recursive: true, force: true });
 run('npx', ['asc', 'assembly/index.ts', '--target', 'release']);
 run('npx', ['tsc', '-p', 'tsconfig.build.json']);
 copyPlainModules(join(root, 'src'));
+run('npx', ['tsc', '-p', 'tsconfig.web.json', '--noEmit']);
+run(process.execPath, ['--import', 'tsx', join(root, 'scripts/build-web.ts')]);

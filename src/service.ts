@@ -22,6 +22,7 @@ import { registerOAuthRoutes } from './http/routes/oauth.ts';
 import { registerRecommendationRoutes } from './http/routes/recommendations.ts';
 import { registerReportRoutes } from './http/routes/reports.ts';
 import { assertPortFree } from './http/port-check.ts';
+import { registerDashboardRoutes } from './http/routes/dashboard.ts';
 import { registerDocsRoutes } from './http/routes/docs.ts';
 import { registerMetricsRoute } from './http/routes/metrics.ts';
 import { registerReadyRoute } from './http/routes/ready.ts';
@@ -169,6 +170,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
       dataDir: config.store.dataDir,
       maxUploadBytes: config.ingest.imports.maxUploadBytes,
     });
+    registerDashboardRoutes(server);
     registerDocsRoutes(server, packageVersion());
     server.fallback();
     const port = await server.listen(config.server.host, config.server.port, config.server.reusePort);

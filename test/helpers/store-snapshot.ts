@@ -13,11 +13,13 @@ const BINARY_DATABASES = ['events', 'model'];
 /**
  * Records written on their own schedule by background writers that no single request drives,
  * left out of snapshots: the trained model (the trainer rebuilds on a timer, [env, 'tm', ...])
- * and the `requests` report counters (flushed about once a second after earlier requests).
+ * and the request counter's report records (`requests`, recommended items, coverage, latency:
+ * flushed about once a second after earlier requests, recommend/request-counter.ts).
  */
 function ownedByBackgroundWriter(key: unknown): boolean {
   if (!Array.isArray(key)) return false;
-  return key[1] === 'tm' || (key[1] === 'rep' && key[5] === 'requests');
+  if (key[1] === 'tm' || key[1] === 'repc' || key[1] === 'replat') return true;
+  return ((key[1] === 'rep' || key[1] === 'reph') && key[5] === 'requests') || (key[1] === 'repi' && key[3] === 'recommended');
 }
 
 /** How long a snapshot waits for the model builder to write what it has not written yet. */

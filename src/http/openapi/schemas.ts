@@ -114,7 +114,6 @@ const IMPORT = {
   properties: { import_id: { type: 'string' }, state: { enum: ['receiving', 'queued', 'processing', 'done', 'failed'] } },
 };
 
-/** Every named schema of the document (`#/components/schemas/<name>`). */
 const NUMBERS = { type: 'object', additionalProperties: { type: 'number' } } as const;
 const NULLABLE_NUMBER = { type: ['number', 'null'] } as const;
 const REPORT: Schema = {
@@ -200,6 +199,7 @@ const ITEMS_REPORT: Schema = {
   properties: { from: { type: 'string' }, to: { type: 'string' }, recommended: ITEM_COUNTS, clicked: ITEM_COUNTS },
 };
 
+/** Every named schema of the document (`#/components/schemas/<name>`). */
 export const COMPONENT_SCHEMAS: Record<string, Schema> = {
   Problem: PROBLEM,
   Item: ITEM_SCHEMA as unknown as Schema,

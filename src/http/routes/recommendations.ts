@@ -116,6 +116,7 @@ export function registerRecommendationRoutes(server: HttpServer, deps: Recommend
       const lists = request.lists.map((l) => ({ list_name: l.name, ...(l.alias ? { alias: l.alias } : {}), list_size: l.size, limit: 0, items: [] }));
       if (protobuf) sendBody(ex, 200, PROTOBUF_MEDIA_TYPE, deps.protobuf.encodeRecommendationResponse({ ...headObject(), lists }));
       else sendBody(ex, 200, 'application/json', `{${headJson(requestId, userGroup, request.deviceId, request.userId)},"lists":${JSON.stringify(lists)}}`);
+      deps.requests.latency(environment, nowMs, performance.now() - startedMs);
       return;
     }
 

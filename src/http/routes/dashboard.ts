@@ -1,0 +1,41 @@
+/**
+ * @module http/routes/dashboard
+ * GET /dashboard (the reporting dashboard page) and its assets, as `npm run build` bundled them
+ * into dist/dashboard (scripts/build-web.ts; read from there whether the service runs from
+ * src/ or dist/). The page signs in and calls the API itself, so these routes need no token.
+ * Before a build the page answers 404 saying so.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { E } from '../../errors.ts';
+import { sendBody } from '../respond.ts';
+import type { HttpServer } from '../server.ts';
+
+/** src/http/routes or dist/http/routes → the package root. */
+const BUILT = join(import.meta.dirname, '..', '..', '..', 'dist', 'dashboard');
+const FILES: Record<string, string> = {
+  'index.html': 'text/html; charset=utf-8',
+  'app.js': 'text/javascript; charset=utf-8',
+  'app.css': 'text/css; charset=utf-8',
+};
+/** The page loads only its own script and styles and calls only this origin. */
+const HEADERS = { 'Content-Security-Policy': "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'", 'X-Content-Type-Options': 'nosniff' };
+
+export function registerDashboardRoutes(server: HttpServer): void {
+  const files = new Map(Object.entries(FILES).filter(([name]) => existsSync(join(BUILT, name))).map(([name, type]) => [name, { type, bytes: readFileSync(join(BUILT, name)) }]));
+  const serve = (name: string, path: string) => {
+    const file = files.get(name);
+    if (!file) throw E.notFound(`${path} (the dashboard is built by \`npm run build\`)`);
+    return file;
+  };
+  server.route('get', '/dashboard', { status: { notFound: 404 } }, (ex, req) => {
+    const page = serve('index.html', req.url);
+    sendBody(ex, 200, page.type, page.bytes, { ...HEADERS, 'Cache-Control': 'no-cache' });
+  });
+  server.route('get', '/dashboard/:asset', { status: { notFound: 404 } }, (ex, req) => {
+    const asset = req.params[0] ?? '';
+    const file = asset === 'index.html' ? undefined : files.get(asset);
+    if (!file) throw E.notFound(req.url);
+    sendBody(ex, 200, file.type, file.bytes, { ...HEADERS, 'Cache-Control': 'no-cache' });
+  });
+}
