@@ -35,7 +35,9 @@ function readSession(): Session | undefined {
 
 async function signIn(clientId: string, clientSecret: string): Promise<Session> {
   const body = new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret });
-  const res = await fetch('/api/oauth/token', { method: 'POST', body });
+  // credentials 'omit': the 401 of a wrong secret carries a Basic challenge, which would
+  // otherwise open the browser's own sign-in prompt.
+  const res = await fetch('/api/oauth/token', { method: 'POST', body, credentials: 'omit' });
   const json = (await res.json().catch(() => ({}))) as Json;
   if (res.status !== 200) throw new Error(json.error_description ?? json.detail ?? `sign-in failed (${res.status})`);
   const session: Session = {
