@@ -11,7 +11,7 @@
  * at each flush; the builder calls add() and prepareFlush() only.
  */
 import type { TrackedEvent } from '../domain/event.ts';
-import { dayOf, hourOf, hourReportKey, itemCountKey, reportKey, unitKey } from '../store/report-keys.ts';
+import { addToRollup, dayOf, hourOf, itemCountKey, reportKey, rollupKey, unitKey } from '../store/report-keys.ts';
 import type { Key } from 'lmdb';
 import type { Store } from '../store/open.ts';
 
@@ -159,10 +159,24 @@ export class ReportState {
     this.#clickedItems.clear();
     const state = this.#store.modelState;
     const add = (key: Key[], n: number) => state.put(key, ((state.get(key) as number | undefined) ?? 0) + n);
+    // Per period: its rollup record gets every count at once.
+    const byPeriod = new Map<string, Array<[string, number]>>();
+    for (const [id, n] of counts) {
+      const cut = id.indexOf(SEP, 2);
+      const period = id.slice(0, cut);
+      let list = byPeriod.get(period);
+      if (!list) byPeriod.set(period, (list = []));
+      list.push([id.slice(cut + 1), n]);
+    }
     return () => {
-      for (const [id, n] of counts) {
-        const [tag, period = '', dimension = '', value = '', metric = ''] = id.split(SEP);
-        add(tag === 'd' ? reportKey(this.#env, period, dimension, value, metric) : hourReportKey(this.#env, period, dimension, value, metric), n);
+      for (const [period, list] of byPeriod) {
+        const tag = period[0] as 'd' | 'h';
+        addToRollup(state, rollupKey(this.#env, tag, period.slice(2), 'builder'), list);
+        if (tag !== 'd') continue;
+        for (const [id, n] of list) {
+          const [dimension = '', value = '', metric = ''] = id.split(SEP);
+          add(reportKey(this.#env, period.slice(2), dimension, value, metric), n);
+        }
       }
       for (const [id, n] of clickedItems) {
         const [day = '', ix = ''] = id.split(SEP);

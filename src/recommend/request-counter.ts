@@ -9,7 +9,7 @@
  * FLUSH_MS of counts (reporting, not billing).
  */
 import { LATENCY_BUCKETS, latencyBucket } from '../domain/latency-buckets.ts';
-import { coverageKey, dayOf, hourOf, hourReportKey, itemCountKey, latencyKey, reportKey } from '../store/report-keys.ts';
+import { addToRollup, coverageKey, dayOf, hourOf, itemCountKey, latencyKey, reportKey, rollupKey } from '../store/report-keys.ts';
 import type { Store } from '../store/open.ts';
 
 const FLUSH_MS = 1000;
@@ -74,10 +74,20 @@ export class RequestCounter {
     this.#flushing = this.#flushing
       .then(() =>
         this.#store.root.transaction(() => {
+          const byPeriod = new Map<string, Array<[string, number]>>();
           for (const [id, n] of counts) {
-            const [environment = '', tag, period = '', dimension = '', value = ''] = id.split(SEP);
-            const key = tag === 'd' ? reportKey(environment, period, dimension, value, 'requests') : hourReportKey(environment, period, dimension, value, 'requests');
+            const [environment = '', tag = 'd', period = '', dimension = '', value = ''] = id.split(SEP);
+            const periodId = `${environment}${SEP}${tag}${SEP}${period}`;
+            let list = byPeriod.get(periodId);
+            if (!list) byPeriod.set(periodId, (list = []));
+            list.push([`${dimension}${SEP}${value}${SEP}requests`, n]);
+            if (tag !== 'd') continue;
+            const key = reportKey(environment, period, dimension, value, 'requests');
             state.put(key, ((state.get(key) as number | undefined) ?? 0) + n);
+          }
+          for (const [periodId, list] of byPeriod) {
+            const [environment = '', tag = 'd', period = ''] = periodId.split(SEP);
+            addToRollup(state, rollupKey(environment, tag as 'd' | 'h', period, 'requests'), list);
           }
           const coverage = new Map<string, number[]>();
           for (const [id, n] of items) {
@@ -95,7 +105,8 @@ export class RequestCounter {
             const stored = state.get(key) as Uint8Array | undefined;
             let top = 0;
             for (const ix of ixs) top = Math.max(top, ix);
-            const bits = new Uint8Array(Math.max(stored?.length ?? 0, (top >> 3) + 1));
+            // Whole 32-bit words, so a report ORs and counts them a word at a time.
+            const bits = new Uint8Array(Math.max(stored?.length ?? 0, ((top >> 5) + 1) * 4));
             if (stored) bits.set(stored);
             for (const ix of ixs) bits[ix >> 3]! |= 1 << (ix & 7);
             state.put(key, Buffer.from(bits));

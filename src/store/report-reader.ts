@@ -8,6 +8,7 @@
 import { LATENCY_BUCKETS } from '../domain/latency-buckets.ts';
 import { ITEM_ENABLED, ITEM_IN_CATALOG, itemLayoutKey } from './model.ts';
 import type { Store } from './open.ts';
+import type { Rollup } from './report-keys.ts';
 
 export interface CounterRow {
   /** `YYYY-MM-DD`, or `YYYY-MM-DDTHH` for hourly counters. */
@@ -19,15 +20,19 @@ export interface CounterRow {
 
 /** Counter rows of the days `from`..`to` (inclusive), per day or per hour, optionally of one dimension. */
 export function readCounterRows(store: Store, env: string, granularity: 'day' | 'hour', from: string, to: string, dimension?: string): CounterRow[] {
-  const tag = granularity === 'day' ? 'rep' : 'reph';
+  const tag = granularity === 'day' ? 'd' : 'h';
   const rows = new Map<string, CounterRow>();
-  for (const { key, value } of store.modelState.getRange({ start: [env, tag, from], end: [env, tag, `${to}\uffff`] })) {
-    const [, , period, dim, dimValue, metric] = key as [string, string, string, string, string, string];
-    if (dimension !== undefined && dim !== dimension) continue;
-    const id = `${period}\u0000${dim}\u0000${dimValue}`;
-    let row = rows.get(id);
-    if (!row) rows.set(id, (row = { period, dimension: dim, value: dimValue, metrics: {} }));
-    row.metrics[metric] = value as number;
+  for (const { key, value } of store.modelState.getRange({ start: [env, 'repr', tag, from], end: [env, 'repr', tag, `${to}\uffff`] })) {
+    const period = (key as string[])[3]!;
+    for (const [id, metrics] of Object.entries(value as Rollup)) {
+      const cut = id.indexOf('\u0000');
+      const dim = id.slice(0, cut);
+      if (dimension !== undefined && dim !== dimension) continue;
+      const rowId = `${period}\u0000${id}`;
+      let row = rows.get(rowId);
+      if (!row) rows.set(rowId, (row = { period, dimension: dim, value: id.slice(cut + 1), metrics: {} }));
+      for (const metric in metrics) row.metrics[metric] = (row.metrics[metric] ?? 0) + metrics[metric]!;
+    }
   }
   return [...rows.values()];
 }
@@ -42,26 +47,33 @@ export function readLatency(store: Store, env: string, from: string, to: string)
   return sum;
 }
 
-function popcount(byte: number): number {
-  let n = 0;
-  for (let b = byte; b; b &= b - 1) n++;
-  return n;
+function popcount32(x: number): number {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return (Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24);
 }
 
 /** Distinct items recommended over the days, and the enabled items of the catalog now. */
 export function readCoverage(store: Store, env: string, from: string, to: string): { recommended: number; catalog: number } {
-  let union = new Uint8Array(0);
+  let union = new Uint32Array(0);
   for (const { value } of store.modelState.getRange({ start: [env, 'repc', from], end: [env, 'repc', `${to}\uffff`] })) {
-    const bits = value as Uint8Array;
-    if (bits.length > union.length) {
-      const grown = new Uint8Array(bits.length);
+    const bytes = value as Uint8Array;
+    // A word view needs an aligned offset: msgpack hands out slices of its read buffer.
+    let aligned = bytes;
+    if (bytes.byteOffset % 4 !== 0 || bytes.length % 4 !== 0) {
+      aligned = new Uint8Array(Math.ceil(bytes.length / 4) * 4);
+      aligned.set(bytes);
+    }
+    const words = new Uint32Array(aligned.buffer, aligned.byteOffset, aligned.length / 4);
+    if (words.length > union.length) {
+      const grown = new Uint32Array(words.length);
       grown.set(union);
       union = grown;
     }
-    for (let i = 0; i < bits.length; i++) union[i]! |= bits[i]!;
+    for (let i = 0; i < words.length; i++) union[i]! |= words[i]!;
   }
   let recommended = 0;
-  for (let i = 0; i < union.length; i++) recommended += popcount(union[i]!);
+  for (let i = 0; i < union.length; i++) recommended += popcount32(union[i]!);
   const flags = store.model.get(itemLayoutKey(env, 'flags'));
   let catalog = 0;
   const wanted = ITEM_IN_CATALOG | ITEM_ENABLED;
