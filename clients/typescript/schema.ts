@@ -1546,7 +1546,7 @@ export interface paths {
       };
     };
   };
-  "/dashboard/{asset}": {
+  "/dashboard/{file}": {
     parameters: { query?: never; header?: never; path?: never; cookie?: never };
     get: {
       parameters: {
@@ -1555,7 +1555,7 @@ export interface paths {
           "X-Request-Id"?: string;
         };
         path: {
-          asset: string;
+          file: string;
         };
         cookie?: never;
       };

@@ -10,7 +10,7 @@ import { waitFor } from '../helpers/api.ts';
 import { ResponseChecker, type OpenApiDocument } from '../helpers/openapi.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 
-const PARAMS: Record<string, string> = { environment: 'demo', item_type: 'article', item_id: 'oa-1', feed_id: 'none', import_id: 'none', asset: 'swagger-ui.css' };
+const PARAMS: Record<string, string> = { environment: 'demo', item_type: 'article', item_id: 'oa-1', feed_id: 'none', import_id: 'none', asset: 'swagger-ui.css', file: 'app.js' };
 
 function article(id: string) {
   return { environment: 'demo', item_id: id, item_type: 'article', title: `Article ${id}`, categories: [['news']], publication_datetime: '2024-05-01T10:00:00Z' };
@@ -102,6 +102,12 @@ describe('the OpenAPI document of a running server', () => {
 
     // Reports and model
     assert.equal((await call('GET', '/api/{environment}/reports')).status, 200);
+    assert.equal((await call('GET', '/api/{environment}/reports', { query: '?granularity=hour&breakdown=channel' })).status, 200);
+    assert.equal((await call('GET', '/api/{environment}/reports', { query: '?from=2024-02-01&to=2024-01-01' })).status, 400);
+    assert.equal((await call('GET', '/api/{environment}/reports/ab')).status, 200);
+    assert.equal((await call('GET', '/api/{environment}/reports/items', { query: '?limit=5' })).status, 200);
+    assert.equal((await call('GET', '/dashboard', { auth: false })).status, 200);
+    assert.equal((await call('GET', '/dashboard/{file}', { auth: false })).status, 200);
     assert.equal((await call('POST', '/api/{environment}/model/rebuild')).status, 200);
 
     // Feeds

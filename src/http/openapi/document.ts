@@ -98,7 +98,7 @@ const OPERATIONS: Record<string, Operation> = {
     ok: { 200: { [JSON_TYPE]: 'ItemsReport' } },
   },
   'GET /dashboard': { summary: 'Reporting dashboard (web page; signs in with a client id and secret)', tag: 'reports', ok: { 200: { 'text/html': '' } } },
-  'GET /dashboard/:asset': { summary: 'A dashboard asset (script, style sheet)', tag: 'reports', ok: { 200: { 'text/css': '', 'text/javascript': '' } } },
+  'GET /dashboard/:file': { summary: 'A dashboard asset (script, style sheet)', tag: 'reports', ok: { 200: { 'text/css': '', 'text/javascript': '' } } },
   'POST /api/:environment/model/rebuild': { summary: 'Rebuild the trained model now', tag: 'model', auth: true, ok: { 200: { [JSON_TYPE]: 'ModelRebuild' } } },
   'GET /api/:environment/feeds': { summary: 'List feeds with their last poll status', tag: 'feeds', auth: true, ok: { 200: { [JSON_TYPE]: 'FeedList' } } },
   'POST /api/:environment/feeds': { summary: 'Add a feed', tag: 'feeds', auth: true, body: { [JSON_TYPE]: 'FeedBody' }, ok: { 201: { [JSON_TYPE]: 'Feed' } } },

@@ -32,7 +32,7 @@ export function registerDashboardRoutes(server: HttpServer): void {
     const page = serve('index.html', req.url);
     sendBody(ex, 200, page.type, page.bytes, { ...HEADERS, 'Cache-Control': 'no-cache' });
   });
-  server.route('get', '/dashboard/:asset', { status: { notFound: 404 } }, (ex, req) => {
+  server.route('get', '/dashboard/:file', { status: { notFound: 404 } }, (ex, req) => {
     const asset = req.params[0] ?? '';
     const file = asset === 'index.html' ? undefined : files.get(asset);
     if (!file) throw E.notFound(req.url);
