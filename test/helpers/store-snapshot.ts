@@ -19,7 +19,7 @@ const BINARY_DATABASES = ['events', 'model'];
 function ownedByBackgroundWriter(key: unknown): boolean {
   if (!Array.isArray(key)) return false;
   if (key[1] === 'tm' || key[1] === 'repc' || key[1] === 'replat') return true;
-  return ((key[1] === 'rep' || key[1] === 'reph') && key[5] === 'requests') || (key[1] === 'repi' && key[3] === 'recommended');
+  return (key[1] === 'rep' && key[5] === 'requests') || (key[1] === 'repr' && key[4] === 'requests') || (key[1] === 'repi' && key[3] === 'recommended');
 }
 
 /** How long a snapshot waits for the model builder to write what it has not written yet. */
