@@ -1,8 +1,9 @@
 // The browser tracker (clients/browser, as built into dist/clients/browser/tracker.mjs) in
-// Chromium against a real server: a shop page served by this test renders a recommended list,
-// is scrolled and clicked, and the events stored are exactly the expected ones, with the
-// response's request_id, list_name and user_group. With the server unreachable the events are
-// kept, retried and delivered once it is back, and the page sees no error.
+// Chromium against a real server: a shop page served by this test on its own origin renders a
+// recommended list, is scrolled and clicked, and the events it sends across origins (CORS, the
+// shop's origin allowed) are stored exactly as expected, with the response's request_id,
+// list_name and user_group. A gateway in front of the API can play an unreachable server: the
+// events are then kept, retried and delivered once it is back, and the page sees no error.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -25,7 +26,7 @@ interface Recommendations {
 }
 
 /** A shop page: five 250 px items under each other in a 400 px high viewport (items 1 and 2 visible at first). */
-function page(reco: Recommendations, deviceId: string): string {
+function page(reco: Recommendations, deviceId: string, apiUrl: string): string {
   return `<!doctype html><html><head><style>
 body { margin: 0; } ul { list-style: none; margin: 0; padding: 0; } li { height: 250px; box-sizing: border-box; border: 1px solid #999; }
 #after { height: 1200px; }
@@ -33,7 +34,7 @@ body { margin: 0; } ul { list-style: none; margin: 0; padding: 0; } li { height:
 <script type="module">
 import { createTracker } from '/tracker.mjs';
 const reco = ${JSON.stringify(reco)};
-const tracker = createTracker({ endpoint: '/api', environment: 'demo', deviceId: ${JSON.stringify(deviceId)}, userId: null, channel: 'www', pageType: 'home', flushMs: 200, retryMs: 200 });
+const tracker = createTracker({ endpoint: ${JSON.stringify(`${apiUrl}/api`)}, environment: 'demo', deviceId: ${JSON.stringify(deviceId)}, userId: null, channel: 'www', pageType: 'home', flushMs: 200, retryMs: 200 });
 window.tracker = tracker;
 tracker.pageView();
 const list = document.getElementById('list');
@@ -55,12 +56,47 @@ describe('browser tracker in Chromium', { skip: chromiumMissing, concurrency: 1 
   let browser: Browser;
   let site: Server;
   let siteUrl: string;
-  /** While true the site's /api answers every request by closing the connection (a network error). */
+  let gateway: Server;
+  let gatewayUrl: string;
+  /** While true the gateway answers every request by closing the connection (a network error). */
   let apiDown = false;
   const pages = new Map<string, string>();
 
+  const listen = async (s: Server) => {
+    await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+  };
+
   before(async () => {
-    [server, browser] = await Promise.all([startServer(), launchChromium()]);
+    const tracker = readFileSync(TRACKER);
+    // The shop's own site: its pages and the tracker file.
+    site = createServer((req, res) => {
+      if (req.url === '/tracker.mjs') res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(tracker);
+      else if (pages.has(req.url ?? '')) res.writeHead(200, { 'Content-Type': 'text/html' }).end(pages.get(req.url!));
+      else res.writeHead(404).end();
+    });
+    siteUrl = await listen(site);
+    [server, browser] = await Promise.all([
+      startServer({ config: { environments: { demo: { itemTypes: ['article'], lists: { latest: { strategy: 'latest', itemTypes: [] } }, cors: { allowedOrigins: [siteUrl] } } } } }),
+      launchChromium(),
+    ]);
+    // In front of the API, passing requests and answers through unchanged (CORS headers included).
+    gateway = createServer((req, res) => {
+      void (async () => {
+        if (apiDown) return req.socket.destroy();
+        const chunks: Buffer[] = [];
+        for await (const chunk of req) chunks.push(chunk as Buffer);
+        const headers: Record<string, string> = {};
+        for (const name of ['content-type', 'origin', 'access-control-request-method', 'access-control-request-headers']) if (req.headers[name]) headers[name] = String(req.headers[name]);
+        const upstream = await fetch(`${server.url}${req.url}`, { method: req.method!, headers, body: chunks.length > 0 ? Buffer.concat(chunks) : null });
+        const answer: Record<string, string> = {};
+        upstream.headers.forEach((value, name) => {
+          if (name !== 'content-length' && name !== 'content-encoding' && name !== 'connection' && name !== 'keep-alive') answer[name] = value;
+        });
+        res.writeHead(upstream.status, answer).end(Buffer.from(await upstream.arrayBuffer()));
+      })();
+    });
+    gatewayUrl = await listen(gateway);
     token = await getToken(server);
     for (const id of ITEMS) {
       const res = await fetch(`${server.url}/api/demo/items/article/${id}`, {
@@ -70,32 +106,13 @@ describe('browser tracker in Chromium', { skip: chromiumMissing, concurrency: 1 
       });
       assert.equal(res.status, 200);
     }
-    const tracker = readFileSync(TRACKER);
-    // The shop's own site: its pages, the tracker file, and /api passed through to Affinity (same origin).
-    site = createServer((req, res) => {
-      void (async () => {
-        if (req.url?.startsWith('/api/')) {
-          if (apiDown) return req.socket.destroy();
-          const chunks: Buffer[] = [];
-          for await (const chunk of req) chunks.push(chunk as Buffer);
-          const upstream = await fetch(`${server.url}${req.url}`, { method: req.method!, headers: { 'Content-Type': req.headers['content-type'] ?? 'application/json' }, body: chunks.length > 0 ? Buffer.concat(chunks) : null });
-          res.writeHead(upstream.status, { 'Content-Type': upstream.headers.get('content-type') ?? 'text/plain' }).end(Buffer.from(await upstream.arrayBuffer()));
-        } else if (req.url === '/tracker.mjs') {
-          res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(tracker);
-        } else if (pages.has(req.url ?? '')) {
-          res.writeHead(200, { 'Content-Type': 'text/html' }).end(pages.get(req.url!));
-        } else {
-          res.writeHead(404).end();
-        }
-      })();
-    });
-    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-    siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
   });
   after(async () => {
     await browser?.close();
-    site?.closeAllConnections();
-    await new Promise((resolve) => site?.close(resolve));
+    for (const s of [site, gateway]) {
+      s?.closeAllConnections();
+      await new Promise((resolve) => s?.close(resolve));
+    }
     await server?.close();
   });
 
@@ -110,7 +127,7 @@ describe('browser tracker in Chromium', { skip: chromiumMissing, concurrency: 1 
     const reco = (await res.json()) as Recommendations;
     assert.deepEqual(reco.lists[0]!.items.map((i) => i.item_id), [...ITEMS].reverse(), 'latest first');
     const path = `/shop-${deviceId}`;
-    pages.set(path, page(reco, deviceId));
+    pages.set(path, page(reco, deviceId, gatewayUrl));
     return [path, reco];
   }
 
