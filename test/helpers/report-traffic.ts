@@ -15,6 +15,8 @@ export const SHOP_CONFIG = {
       lists: { top_sellers: { strategy: 'popular', itemTypes: [], fallback: 'latest' }, new_in: { strategy: 'latest', itemTypes: [] } },
       serviceGroup: 'affinity',
       controlGroups: { customer: 0 },
+      // A short window, so a test can see a conversion fall outside it.
+      model: { attributionWindowSec: 1 },
     },
   },
   reports: { maxRangeDays: 90, maxHourRangeDays: 7 },

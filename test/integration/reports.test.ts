@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { compareMeans, compareRates } from '../../src/domain/ab-comparison.ts';
+import { waitFor } from '../helpers/api.ts';
 import { getToken } from '../helpers/auth.ts';
 import { assertFieldErrors, assertProblem } from '../helpers/problem.ts';
 import { EXPECTED, PRODUCTS, SHOP_CONFIG, sendShopTraffic } from '../helpers/report-traffic.ts';
@@ -139,4 +140,41 @@ describe('bad report ranges answer 400 and store nothing', () => {
       assert.equal(await snapshotStore(server.dataDir), before);
     });
   }
+});
+
+describe('attribution', () => {
+  test('a conversion is attributed to the latest click on its item by the same user or device within the window, once', async () => {
+    const base = { channel: 'app', page_type: 'category', list_name: 'new_in', user_group: 'cms', request_id: 'cms-page', action_item_type: 'product' };
+    const send = async (events: Array<Record<string, unknown>>) => {
+      const res = await fetch(`${server.url}/api/shop/events`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ events }) });
+      assert.equal(res.status, 200, await res.text());
+    };
+    const buy = (user: string | null, device: string, item: string, price: number) => ({ event_type: 'purchase', user_id: user, device_id: device, channel: 'app', action_item: item, action_item_type: 'product', amount: 1, purchased_price: price });
+    await send([
+      { event_type: 'click_on_recommendation', ...base, user_id: 'att-a', device_id: 'att-da', action_item: 'p1' },
+      buy('att-a', 'att-da', 'p1', 5),
+      // Clicked logged out (device only), bought logged in on that device.
+      { event_type: 'click_on_recommendation', ...base, user_id: null, device_id: 'att-da', action_item: 'p2' },
+      buy('att-a', 'att-da', 'p2', 7),
+      // Clicked twice, bought once: one conversion.
+      { event_type: 'click_on_recommendation', ...base, user_id: 'att-c', device_id: 'att-dc', action_item: 'p3' },
+      { event_type: 'click_on_recommendation', ...base, user_id: 'att-c', device_id: 'att-dc', action_item: 'p3' },
+      buy('att-c', 'att-dc', 'p3', 11),
+      // Bought by someone who never clicked it.
+      buy('att-x', 'att-dx', 'p1', 50),
+      { event_type: 'click_on_recommendation', ...base, user_id: 'att-b', device_id: 'att-db', action_item: 'p4' },
+    ]);
+    // Past the 1 s window of SHOP_CONFIG.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await send([buy('att-b', 'att-db', 'p4', 100)]);
+    const totals = await waitFor('the late purchase to be counted', async () => {
+      const body = await get(`/api/shop/reports?from=${today}&to=${today}&breakdown=list_name`);
+      const list = (body.totals as Totals).find((t) => t.value === 'new_in')?.metrics;
+      return body.intake.purchase === EXPECTED.list.purchase + 5 ? list : undefined;
+    });
+    assert.deepEqual(
+      { clicks: totals?.clicks, purchase: totals?.purchase, conversions: totals?.conversions, revenue: totals?.revenue },
+      { clicks: 5, purchase: 3, conversions: 3, revenue: 23 },
+    );
+  });
 });
