@@ -1,5 +1,6 @@
 // `npm run eval -- --dataset ml-100k [--dataset ms-store-sample | PATH.csv] [--seeds 42,1,2,3,4]
-//   [--protocol random-by-item,time-by-user] [--set model.trained.l2=300 ...] [--json]`
+//   [--protocol random-by-item,time-by-user] [--set model.trained.l2=300 ...] [--over-http] [--json]`
+// --over-http adds a run per seed against the built service over its public API (src/eval/over-http.ts).
 // Offline quality of Affinity's own engine (src/eval/harness.ts) on each dataset and protocol,
 // mean and spread over seeds, printed beside the published table (src/eval/published.ts).
 import { availableParallelism } from 'node:os';
@@ -7,6 +8,7 @@ import { join } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { readDataset } from '../src/eval/datasets.ts';
 import { evalEnvironment, evaluateSplit, type RunResult } from '../src/eval/harness.ts';
+import { evaluateOverHttp, type OverHttpResult } from '../src/eval/over-http.ts';
 import { PUBLISHED_ML_100K, PUBLISHED_SOURCE } from '../src/eval/published.ts';
 import { chronologicalByUser, stratifiedByItem } from '../src/eval/split.ts';
 
@@ -21,8 +23,10 @@ type Protocol = keyof typeof PROTOCOLS;
 
 const USAGE = `Usage: npm run eval -- [--dataset ml-100k|ms-store-sample|PATH.csv ...] [--seeds 42,1,2,3,4]
          [--protocol random-by-item,time-by-user] [--set model.trained.l2=300 ...] [--json]
-         [--datasets-dir DIR]
-Offline quality of Affinity's engine on each dataset and protocol, beside the published figures.`;
+         [--over-http] [--datasets-dir DIR]
+Offline quality of Affinity's engine on each dataset and protocol, beside the published figures.
+--over-http also evaluates the built service (npm run build) over HTTP with its default
+configuration: catalog and training events through the API, one request per test user.`;
 
 function parseOptions() {
   try {
@@ -41,6 +45,7 @@ const OPTIONS = {
     protocol: { type: 'string', default: 'random-by-item,time-by-user' },
     set: { type: 'string', multiple: true, default: [] },
     json: { type: 'boolean', default: false },
+    'over-http': { type: 'boolean', default: false },
     'datasets-dir': { type: 'string', default: join(import.meta.dirname, '..', '..', 'shared', 'datasets') },
 } satisfies NonNullable<ParseArgsConfig['options']>;
 
@@ -87,10 +92,23 @@ for (const name of values.dataset) {
     // The time split has no randomness: one run says all.
     const runSeeds = protocol === 'time-by-user' ? [seeds[0]!] : seeds;
     const runs: RunResult[] = [];
+    const httpRuns: OverHttpResult[] = [];
     for (const seed of runSeeds) {
       const split = PROTOCOLS[protocol](dataset.interactions, seed);
       const run = await evaluateSplit(dataset, split, environment, K);
       runs.push(run);
+      if (values['over-http']) {
+        const http = await evaluateOverHttp(dataset, split, K);
+        httpRuns.push(http);
+        const m = http.metrics;
+        if (!values.json) {
+          console.error(
+            `${dataset.name} ${protocol} seed ${seed} over HTTP: P@10 ${m.precisionAtK.toFixed(4)} R@10 ${m.recallAtK.toFixed(4)} nDCG@10 ${m.ndcgAtK.toFixed(4)} MAP ${m.map.toFixed(4)} ` +
+              `(${m.users} users; start ${(http.ms.start / 1000).toFixed(1)} s, load ${(http.ms.load / 1000).toFixed(1)} s, builder ${(http.ms.modelBuilder / 1000).toFixed(1)} s, ` +
+              `rebuild ${(http.ms.training / 1000).toFixed(1)} s, recommend ${(http.ms.recommend / 1000).toFixed(1)} s)`,
+          );
+        }
+      }
       if (!values.json) {
         const m = run.metrics;
         console.error(
@@ -119,6 +137,15 @@ for (const name of values.dataset) {
         MAP: fmt(map),
       },
     };
+    if (httpRuns.length > 0) {
+      const http = (f: (m: OverHttpResult['metrics']) => number) => fmt(httpRuns.map((r) => f(r.metrics)));
+      rows[`Affinity over HTTP, defaults (${httpRuns.length} seed${httpRuns.length > 1 ? 's' : ''})`] = {
+        'precision@10': http((m) => m.precisionAtK),
+        'recall@10': http((m) => m.recallAtK),
+        'nDCG@10': http((m) => m.ndcgAtK),
+        MAP: http((m) => m.map),
+      };
+    }
     if (dataset.name === 'ml-100k' && protocol === 'random-by-item') {
       for (const p of PUBLISHED_ML_100K) {
         rows[`${p.algorithm} (published)`] = { 'precision@10': p.precisionAt10.toFixed(6), 'recall@10': p.recallAt10.toFixed(6), 'nDCG@10': p.ndcgAt10.toFixed(6), MAP: p.map.toFixed(6) };

@@ -49,22 +49,16 @@ function deepMerge(base: unknown, over: unknown): unknown {
 }
 
 /**
- * The environment evaluated: the service's defaults (so the eval measures what ships), the
- * dataset's event type weighing 1, a history long enough to hold every training interaction of
- * a user (the engine seeds from the stored history) and all of it scored through the model, no
- * scheduled rebuilds; then `overrides`.
+ * The environment evaluated: the service's defaults (so the eval measures what ships, history
+ * length and model settings included), one list of the `personalized` strategy, no scheduled
+ * rebuilds (the harness builds once, after loading); then `overrides`.
  */
-export function evalEnvironment(dataset: Dataset, overrides: Record<string, unknown> = {}): EnvironmentConfig {
+export function evalEnvironment(_dataset: Dataset, overrides: Record<string, unknown> = {}): EnvironmentConfig {
   const base: EnvironmentConfig = {
     ...structuredClone(ENVIRONMENT_DEFAULTS),
     itemTypes: [ITEM_TYPE],
     lists: { recommended: { strategy: 'personalized', itemTypes: [], fallback: 'popular' } },
   };
-  base.model.eventWeights = { [dataset.eventType]: 1 };
-  base.model.historyLength = 2000;
-  // The whole history through the model, as its published rivals use it; the served default
-  // (model.trained.maxSeeds) bounds a request's cost instead.
-  base.model.trained.maxSeeds = 0;
   base.model.trained.rebuildIntervalSec = 0;
   return deepMerge(base, overrides) as EnvironmentConfig;
 }
