@@ -35,6 +35,9 @@ const APPENDS_IN_FLIGHT = 2000;
 
 export interface RunResult {
   metrics: RankingMetrics;
+  /** User → their top k, and user → their test items (users with a training history only). */
+  predictions: Map<string, string[]>;
+  relevant: Map<string, Set<string>>;
   /** Wall-clock ms of each phase. */
   ms: { load: number; modelBuilder: number; training: number; recommend: number };
   model: { status: string; items: number; buildMs: number; memoryBytes: number; peakRssBytes: number; error?: string };
@@ -177,6 +180,8 @@ export async function evaluateSplit(dataset: Dataset, split: Split, environment:
     const t4 = performance.now();
     return {
       metrics: rankingMetrics(relevant, predictions, k),
+      predictions,
+      relevant,
       ms: { load: t1 - t0, modelBuilder: t2 - t1, training: t3 - t2, recommend: t4 - t3 },
       model:
         outcome.status === 'built'

@@ -29,6 +29,7 @@ const ROOT = join(import.meta.dirname, '..', '..');
 
 export interface OverHttpResult {
   metrics: RankingMetrics;
+  predictions: Map<string, string[]>;
   ms: { start: number; load: number; modelBuilder: number; training: number; recommend: number };
 }
 
@@ -157,6 +158,7 @@ export async function evaluateOverHttp(dataset: Dataset, split: Split, k: number
     const t5 = performance.now();
     return {
       metrics: rankingMetrics(relevant, predictions, k),
+      predictions,
       ms: { start: t1 - t0, load: t2 - t1, modelBuilder: t3 - t2, training: t4 - t3, recommend: t5 - t4 },
     };
   } finally {
