@@ -1,14 +1,20 @@
-// `npm run eval -- --dataset ml-100k [--dataset ms-store-sample | PATH.csv] [--seeds 42,1,2,3,4]
-//   [--protocol random-by-item,time-by-user] [--set model.trained.l2=300 ...] [--json]`
-// Offline quality of Affinity's own engine (src/eval/harness.ts) on each dataset and protocol,
-// mean and spread over seeds, printed beside the published table (src/eval/published.ts).
+// `npm run eval -- [--dataset ml-100k --dataset ms-store-sample | PATH.csv] [--seeds 42,1,2,3,4]
+//   [--protocol random-by-item,time-by-user,last-by-user] [--set model.trained.l2=300 ...] [--over-http] [--json]`
+// Offline quality of Affinity's served defaults (src/eval/harness.ts: its own engine, builder and
+// trainer) on each dataset and protocol, beside baselines computed on the same splits
+// (src/eval/baselines.ts: popular, item-kNN, full EASE with λ tuned) and the published table
+// (src/eval/published.ts): mean ± sd over seeds, then nDCG@10 by history-length bucket.
+// --over-http adds a run per seed against the built service over its public API (src/eval/over-http.ts).
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { readDataset } from '../src/eval/datasets.ts';
 import { evalEnvironment, evaluateSplit, type RunResult } from '../src/eval/harness.ts';
+import { evaluateOverHttp } from '../src/eval/over-http.ts';
 import { PUBLISHED_ML_100K, PUBLISHED_SOURCE } from '../src/eval/published.ts';
-import { chronologicalByUser, stratifiedByItem } from '../src/eval/split.ts';
+import { easeBaseline, HISTORY_BUCKETS, itemKnnBaseline, metricsByBucket, popularBaseline, type Predictions } from '../src/eval/baselines.ts';
+import { type RankingMetrics, rankingMetrics } from '../src/eval/metrics.ts';
+import { chronologicalByUser, lastByUser, stratifiedByItem } from '../src/eval/split.ts';
 
 const K = 10;
 const PROTOCOLS = {
@@ -16,13 +22,19 @@ const PROTOCOLS = {
   'random-by-item': (rows: Parameters<typeof stratifiedByItem>[0], seed: number) => stratifiedByItem(rows, 0.75, seed),
   /** A live service predicts the future: each user's last 20% of events test. */
   'time-by-user': (rows: Parameters<typeof chronologicalByUser>[0]) => chronologicalByUser(rows, 0.8),
+  /** Retail: each user's last purchase tests. */
+  'last-by-user': (rows: Parameters<typeof lastByUser>[0]) => lastByUser(rows),
 } as const;
+/** Protocols run when --protocol is not given: the published one for MovieLens, leave-last-out for the retail sample. */
+const DEFAULT_PROTOCOLS: Record<string, Protocol[]> = { 'ml-100k': ['random-by-item', 'time-by-user'], 'ms-store-sample': ['last-by-user'] };
 type Protocol = keyof typeof PROTOCOLS;
 
 const USAGE = `Usage: npm run eval -- [--dataset ml-100k|ms-store-sample|PATH.csv ...] [--seeds 42,1,2,3,4]
-         [--protocol random-by-item,time-by-user] [--set model.trained.l2=300 ...] [--json]
-         [--datasets-dir DIR]
-Offline quality of Affinity's engine on each dataset and protocol, beside the published figures.`;
+         [--protocol random-by-item,time-by-user,last-by-user] [--set model.trained.l2=300 ...] [--json]
+         [--over-http] [--datasets-dir DIR]
+Offline quality of Affinity's engine on each dataset and protocol, beside the published figures.
+--over-http also evaluates the built service (npm run build) over HTTP with its default
+configuration: catalog and training events through the API, one request per test user.`;
 
 function parseOptions() {
   try {
@@ -36,11 +48,12 @@ function parseOptions() {
 
 const OPTIONS = {
     help: { type: 'boolean', short: 'h', default: false },
-    dataset: { type: 'string', multiple: true, default: ['ml-100k'] },
+    dataset: { type: 'string', multiple: true, default: ['ml-100k', 'ms-store-sample'] },
     seeds: { type: 'string', default: '42,1,2,3,4' },
-    protocol: { type: 'string', default: 'random-by-item,time-by-user' },
+    protocol: { type: 'string' },
     set: { type: 'string', multiple: true, default: [] },
     json: { type: 'boolean', default: false },
+    'over-http': { type: 'boolean', default: false },
     'datasets-dir': { type: 'string', default: join(import.meta.dirname, '..', '..', 'shared', 'datasets') },
 } satisfies NonNullable<ParseArgsConfig['options']>;
 
@@ -77,59 +90,112 @@ const fmt = (xs: number[]) => `${mean(xs).toFixed(4)} ± ${spread(xs).toFixed(4)
 
 const overrides = overridesOf(values.set);
 const seeds = values.seeds.split(',').map(Number);
-const protocols = values.protocol.split(',') as Protocol[];
-for (const p of protocols) if (!(p in PROTOCOLS)) throw new Error(`unknown protocol '${p}': use ${Object.keys(PROTOCOLS).join(', ')}`);
+const askedProtocols = values.protocol?.split(',') as Protocol[] | undefined;
+for (const p of askedProtocols ?? []) if (!(p in PROTOCOLS)) throw new Error(`unknown protocol '${p}': use ${Object.keys(PROTOCOLS).join(', ')}`);
+if (Object.keys(overrides).length > 0 && values['over-http']) console.error('eval: --set applies to the in-process run only; --over-http serves the defaults');
+
+const DESCRIPTION: Record<Protocol, string> = {
+  'random-by-item': 'stratified 75/25 by item, as python_stratified_split',
+  'time-by-user': "last 20% of each user's rows",
+  'last-by-user': "each user's last row",
+};
+
+/** One method's results over the seeds: overall and per history bucket. */
+interface MethodRuns {
+  overall: RankingMetrics[];
+  buckets: RankingMetrics[][];
+  note?: string;
+}
 
 for (const name of values.dataset) {
   const dataset = readDataset(name, values['datasets-dir']);
   const environment = evalEnvironment(dataset, overrides);
+  const protocols = askedProtocols ?? DEFAULT_PROTOCOLS[dataset.name] ?? ['time-by-user'];
   for (const protocol of protocols) {
-    // The time split has no randomness: one run says all.
-    const runSeeds = protocol === 'time-by-user' ? [seeds[0]!] : seeds;
-    const runs: RunResult[] = [];
+    // Only the random split has randomness: one run of the others says all.
+    const runSeeds = protocol === 'random-by-item' ? seeds : [seeds[0]!];
+    const methods = new Map<string, MethodRuns>();
+    const record = (method: string, train: Parameters<typeof metricsByBucket>[0], relevant: Map<string, Set<string>>, predictions: Predictions, note?: string) => {
+      let runs = methods.get(method);
+      if (!runs) methods.set(method, (runs = { overall: [], buckets: [] }));
+      runs.overall.push(rankingMetrics(relevant, predictions, K));
+      runs.buckets.push(metricsByBucket(train, relevant, predictions, K));
+      if (note) runs.note = note;
+    };
+    const builds: RunResult['model'][] = [];
     for (const seed of runSeeds) {
       const split = PROTOCOLS[protocol](dataset.interactions, seed);
       const run = await evaluateSplit(dataset, split, environment, K);
-      runs.push(run);
+      builds.push(run.model);
+      const relevant = run.relevant;
+      const users = [...relevant.keys()];
+      record('Affinity, served defaults', split.train, relevant, run.predictions);
+      if (values['over-http']) {
+        const http = await evaluateOverHttp(dataset, split, K);
+        record('Affinity over HTTP, defaults', split.train, relevant, http.predictions);
+        if (!values.json) {
+          console.error(
+            `  over HTTP: start ${(http.ms.start / 1000).toFixed(1)} s, load ${(http.ms.load / 1000).toFixed(1)} s, builder ${(http.ms.modelBuilder / 1000).toFixed(1)} s, ` +
+              `rebuild ${(http.ms.training / 1000).toFixed(1)} s, recommend ${(http.ms.recommend / 1000).toFixed(1)} s`,
+          );
+        }
+      }
+      record('popular', split.train, relevant, popularBaseline(split.train, users, K));
+      record('item-kNN (cosine, 100)', split.train, relevant, itemKnnBaseline(split.train, users, K));
+      const ease = easeBaseline(split.train, relevant, K);
+      if (ease) record('EASE (full, λ tuned)', split.train, relevant, ease.predictions, `λ ${ease.lambda}`);
       if (!values.json) {
-        const m = run.metrics;
+        const m = methods.get('Affinity, served defaults')!.overall.at(-1)!;
         console.error(
-          `${dataset.name} ${protocol} seed ${seed}: P@10 ${m.precisionAtK.toFixed(4)} R@10 ${m.recallAtK.toFixed(4)} nDCG@10 ${m.ndcgAtK.toFixed(4)} MAP ${m.map.toFixed(4)} ` +
-            `(${m.users} users; load ${(run.ms.load / 1000).toFixed(1)} s, builder ${(run.ms.modelBuilder / 1000).toFixed(1)} s, ` +
-            `training ${(run.model.buildMs / 1000).toFixed(2)} s for ${run.model.items} items, ${(run.model.memoryBytes / 1024 ** 2).toFixed(0)} MiB arrays, ` +
-            `peak RSS ${(run.model.peakRssBytes / 1024 ** 2).toFixed(0)} MiB, recommend ${(run.ms.recommend / 1000).toFixed(2)} s)` +
-            (run.model.error ? ` model: ${run.model.status}: ${run.model.error}` : ''),
+          `${dataset.name} ${protocol} seed ${seed}: Affinity P@10 ${m.precisionAtK.toFixed(4)} nDCG@10 ${m.ndcgAtK.toFixed(4)} (${m.users} users; load ${(run.ms.load / 1000).toFixed(1)} s, ` +
+            `builder ${(run.ms.modelBuilder / 1000).toFixed(1)} s, training ${(run.model.buildMs / 1000).toFixed(2)} s for ${run.model.items} items` +
+            (run.model.error ? `; model: ${run.model.status}: ${run.model.error}` : '') + `)${ease ? `; EASE λ ${ease.lambda}` : ''}`,
         );
       }
     }
-    const col = (f: (r: RunResult) => number) => runs.map(f);
-    const precision = col((r) => r.metrics.precisionAtK);
-    const recall = col((r) => r.metrics.recallAtK);
-    const ndcg = col((r) => r.metrics.ndcgAtK);
-    const map = col((r) => r.metrics.map);
     if (values.json) {
-      console.log(JSON.stringify({ dataset: dataset.name, protocol, seeds: runSeeds, precision_at_10: mean(precision), recall_at_10: mean(recall), ndcg_at_10: mean(ndcg), map: mean(map) }));
+      for (const [method, runs] of methods) {
+        const col = (f: (m: RankingMetrics) => number) => mean(runs.overall.map(f));
+        console.log(JSON.stringify({
+          dataset: dataset.name, protocol, method, seeds: runSeeds,
+          precision_at_10: col((m) => m.precisionAtK), recall_at_10: col((m) => m.recallAtK), ndcg_at_10: col((m) => m.ndcgAtK), map: col((m) => m.map),
+          ndcg_by_history: Object.fromEntries(HISTORY_BUCKETS.map((b, i) => [b.label, mean(runs.buckets.map((r) => r[i]!.ndcgAtK))])),
+        }));
+      }
       continue;
     }
-    const rows: Record<string, Record<string, string>> = {
-      [`Affinity (${runSeeds.length} seed${runSeeds.length > 1 ? 's' : ''}, mean ± sd)`]: {
-        'precision@10': fmt(precision),
-        'recall@10': fmt(recall),
-        'nDCG@10': fmt(ndcg),
-        MAP: fmt(map),
-      },
-    };
+    const rows: Record<string, Record<string, string>> = {};
+    for (const [method, runs] of methods) {
+      const col = (f: (m: RankingMetrics) => number) => fmt(runs.overall.map(f));
+      rows[runs.note ? `${method} (${runs.note})` : method] = {
+        'precision@10': col((m) => m.precisionAtK),
+        'recall@10': col((m) => m.recallAtK),
+        'nDCG@10': col((m) => m.ndcgAtK),
+        MAP: col((m) => m.map),
+      };
+    }
     if (dataset.name === 'ml-100k' && protocol === 'random-by-item') {
       for (const p of PUBLISHED_ML_100K) {
         rows[`${p.algorithm} (published)`] = { 'precision@10': p.precisionAt10.toFixed(6), 'recall@10': p.recallAt10.toFixed(6), 'nDCG@10': p.ndcgAt10.toFixed(6), MAP: p.map.toFixed(6) };
       }
     }
-    console.log(`\n${dataset.name}, ${protocol}${protocol === 'random-by-item' ? ' (stratified 75/25 by item)' : ' (last 20% of each user)'}, top ${K}`);
+    console.log(`\n${dataset.name}, ${protocol} (${DESCRIPTION[protocol]}), top ${K}, ${runSeeds.length} seed${runSeeds.length > 1 ? 's' : ''} (mean ± sd)`);
     console.table(rows);
-    const buildS = runs.map((r) => r.model.buildMs / 1000);
+    const first = methods.values().next().value!;
+    const buckets: Record<string, Record<string, string>> = {};
+    for (const [method, runs] of methods) {
+      // A bucket without users has no figure (not 0).
+      buckets[method] = Object.fromEntries(
+        HISTORY_BUCKETS.map((b, i) => [b.label, runs.buckets[0]![i]!.users === 0 ? '—' : mean(runs.buckets.map((r) => r[i]!.ndcgAtK)).toFixed(4)]),
+      );
+    }
+    buckets['users'] = Object.fromEntries(HISTORY_BUCKETS.map((b, i) => [b.label, String(Math.round(mean(first.buckets.map((r) => r[i]!.users))))]));
+    console.log('nDCG@10 by history length (distinct training items of the user)');
+    console.table(buckets);
+    const build = builds[0]!;
     console.log(
-      `training: ${fmt(buildS)} s per build (${runs[0]!.model.items} items, ${(runs[0]!.model.memoryBytes / 1024 ** 2).toFixed(0)} MiB working arrays, ` +
-        `process peak RSS ${(Math.max(...runs.map((r) => r.model.peakRssBytes)) / 1024 ** 2).toFixed(0)} MiB) on ${availableParallelism()} cores`,
+      `training: ${fmt(builds.map((b) => b.buildMs / 1000))} s per build (${build.items} items, ${(build.memoryBytes / 1024 ** 2).toFixed(0)} MiB working arrays, ` +
+        `process peak RSS ${(Math.max(...builds.map((b) => b.peakRssBytes)) / 1024 ** 2).toFixed(0)} MiB) on ${availableParallelism()} cores`,
     );
     if (dataset.name === 'ml-100k' && protocol === 'random-by-item') console.log(`published: ${PUBLISHED_SOURCE}`);
   }

@@ -25,19 +25,23 @@ const LIST = {
 const TRAINED = {
   type: 'object',
   additionalProperties: false,
-  required: ['enabled', 'method', 'l2', 'dropout', 'maxItems', 'halfLifeSec', 'rebuildIntervalSec', 'maxMemoryBytes', 'weight', 'maxSeeds'],
+  required: ['enabled', 'method', 'l2', 'dropout', 'maxItems', 'halfLifeSec', 'rebuildIntervalSec', 'maxMemoryBytes', 'weight', 'maxSeeds', 'rowLength', 'neighbourhood'],
   properties: {
     enabled: { type: 'boolean' },
     method: { enum: ['dlae', 'ease'] },
     l2: { type: 'number', exclusiveMinimum: 0 },
     dropout: { type: 'number', minimum: 0, exclusiveMaximum: 1 },
-    // 20,000 items: 4.8 GB of working memory and hours of build; beyond that the O(n³) core is the wrong tool.
-    maxItems: { type: 'integer', minimum: 1, maximum: 20_000 },
+    // The dense head: 20,000 items would be 4.8 GB of working memory and hours of build; the
+    // rest of the catalog goes through the local regressions (neighbourhood) whatever its size.
+    maxItems: { type: 'integer', minimum: 0, maximum: 20_000 },
     halfLifeSec: { type: 'integer', minimum: 0 },
     rebuildIntervalSec: { type: 'integer', minimum: 0 },
     maxMemoryBytes: { type: 'integer', minimum: 1024 },
     weight: { type: 'number', minimum: 0, maximum: 1000 },
     maxSeeds: { type: 'integer', minimum: 0 },
+    rowLength: { type: 'integer', minimum: 1, maximum: 10_000 },
+    // Each tail item solves a (neighbourhood + 1)² system: its build cost grows with the cube.
+    neighbourhood: { type: 'integer', minimum: 1, maximum: 1000 },
   },
 } as const;
 

@@ -63,8 +63,16 @@ export interface TrainedModelConfig {
   l2: number;
   /** DLAE dropout probability, 0 <= p < 1 (ignored by `ease`). */
   dropout: number;
-  /** The model covers this many most-consumed items: its build is O(n³) in time and 12·n² bytes. */
+  /**
+   * The dense head: this many most-consumed items are learned jointly (O(n³) time, 12·n² bytes);
+   * every other item of two users or more by a local regression over its `neighbourhood`
+   * strongest co-occurring items (model/sparse-autoencoder.ts).
+   */
   maxItems: number;
+  /** Weights kept per item (largest magnitude first): what one history item costs a request. */
+  rowLength: number;
+  /** Co-occurring items a tail item's weights are learned from. */
+  neighbourhood: number;
   /** Time decay of events in training: weight halves per this many seconds before the newest event (0: none). */
   halfLifeSec: number;
   /** Scheduled rebuild period; the first scheduled build runs 5 s after start when no model serves (0: on demand only). */
@@ -75,7 +83,7 @@ export interface TrainedModelConfig {
   weight: number;
   /**
    * A request scores at most this many of the user's most recent history items through the model
-   * (each one a dense row: the request's cost grows with it); 0: the whole history.
+   * (each one a sparse row of rowLength weights); 0: the whole history.
    */
   maxSeeds: number;
 }

@@ -35,6 +35,9 @@ const APPENDS_IN_FLIGHT = 2000;
 
 export interface RunResult {
   metrics: RankingMetrics;
+  /** User → their top k, and user → their test items (users with a training history only). */
+  predictions: Map<string, string[]>;
+  relevant: Map<string, Set<string>>;
   /** Wall-clock ms of each phase. */
   ms: { load: number; modelBuilder: number; training: number; recommend: number };
   model: { status: string; items: number; buildMs: number; memoryBytes: number; peakRssBytes: number; error?: string };
@@ -49,22 +52,16 @@ function deepMerge(base: unknown, over: unknown): unknown {
 }
 
 /**
- * The environment evaluated: the service's defaults (so the eval measures what ships), the
- * dataset's event type weighing 1, a history long enough to hold every training interaction of
- * a user (the engine seeds from the stored history) and all of it scored through the model, no
- * scheduled rebuilds; then `overrides`.
+ * The environment evaluated: the service's defaults (so the eval measures what ships, history
+ * length and model settings included), one list of the `personalized` strategy, no scheduled
+ * rebuilds (the harness builds once, after loading); then `overrides`.
  */
-export function evalEnvironment(dataset: Dataset, overrides: Record<string, unknown> = {}): EnvironmentConfig {
+export function evalEnvironment(_dataset: Dataset, overrides: Record<string, unknown> = {}): EnvironmentConfig {
   const base: EnvironmentConfig = {
     ...structuredClone(ENVIRONMENT_DEFAULTS),
     itemTypes: [ITEM_TYPE],
     lists: { recommended: { strategy: 'personalized', itemTypes: [], fallback: 'popular' } },
   };
-  base.model.eventWeights = { [dataset.eventType]: 1 };
-  base.model.historyLength = 2000;
-  // The whole history through the model, as its published rivals use it; the served default
-  // (model.trained.maxSeeds) bounds a request's cost instead.
-  base.model.trained.maxSeeds = 0;
   base.model.trained.rebuildIntervalSec = 0;
   return deepMerge(base, overrides) as EnvironmentConfig;
 }
@@ -183,6 +180,8 @@ export async function evaluateSplit(dataset: Dataset, split: Split, environment:
     const t4 = performance.now();
     return {
       metrics: rankingMetrics(relevant, predictions, k),
+      predictions,
+      relevant,
       ms: { load: t1 - t0, modelBuilder: t2 - t1, training: t3 - t2, recommend: t4 - t3 },
       model:
         outcome.status === 'built'

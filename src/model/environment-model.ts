@@ -9,6 +9,7 @@ import type { EnvironmentConfig } from '../config/types.ts';
 import type { StoredEvent } from '../store/event-log.ts';
 import { EVENT_TYPE_CODES } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
+import { ConsumedSets } from './consumed-sets.ts';
 import { CooccurrenceState } from './cooccurrence.ts';
 import { eventWeight } from './event-weight.ts';
 import { HistoryState } from './histories.ts';
@@ -25,6 +26,7 @@ const MAX_CACHED = 200_000;
 export class EnvironmentModel {
   readonly #config: EnvironmentConfig;
   readonly #histories: HistoryState;
+  readonly #consumed: ConsumedSets;
   readonly #cooccurrence: CooccurrenceState;
   readonly #popularity: PopularityState;
   readonly #reports: ReportState;
@@ -33,6 +35,7 @@ export class EnvironmentModel {
   constructor(store: Store, environment: string, config: EnvironmentConfig) {
     this.#config = config;
     this.#histories = new HistoryState(store, environment, config.model.historyLength);
+    this.#consumed = new ConsumedSets(store, environment);
     this.#cooccurrence = new CooccurrenceState(store, environment, config.model.maxNeighbours);
     this.#popularity = new PopularityState(store, environment);
     this.#reports = new ReportState(store, environment, config.model.attributionWindowSec);
@@ -58,7 +61,10 @@ export class EnvironmentModel {
     this.#reports.add(e, t, ix);
     const userId = str(e.user_id);
     const deviceId = str(e.device_id);
-    if (userId && deviceId && deviceId !== 'no-consent') this.#histories.link(deviceId, userId);
+    if (userId && deviceId && deviceId !== 'no-consent' && this.#histories.linkedUser(deviceId) !== userId) {
+      this.#histories.link(deviceId, userId);
+      this.#consumed.merge(deviceId, userId);
+    }
     if (ix === undefined) return;
     const unixSec = Math.floor(t / 1000);
     const weight = eventWeight(this.#config.model.eventWeights, e);
@@ -71,7 +77,12 @@ export class EnvironmentModel {
         for (let i = 0; i < recent.length; i++) this.#cooccurrence.addPair(ix, recent[i]!, weight);
       }
     }
-    if (key) this.#histories.append(key, ix, EVENT_TYPE_CODES[e.event_type]!, unixSec);
+    if (key) {
+      this.#histories.append(key, ix, EVENT_TYPE_CODES[e.event_type]!, unixSec);
+      // The same owner as the history's: the user, else the device's linked user, else the device.
+      const owner = userId ?? this.#histories.linkedUser(deviceId!);
+      this.#consumed.add(owner, owner === undefined ? deviceId : undefined, ix);
+    }
   }
 
   /**
@@ -81,11 +92,13 @@ export class EnvironmentModel {
   prepareFlush(changedRows: number[]): () => void {
     const writes = [
       this.#histories.prepareFlush(),
+      this.#consumed.prepareFlush(),
       this.#cooccurrence.prepareFlush(changedRows),
       this.#popularity.prepareFlush(),
       this.#reports.prepareFlush(),
     ];
     this.#histories.trim(MAX_CACHED);
+    this.#consumed.trim(MAX_CACHED);
     this.#cooccurrence.trim(MAX_CACHED);
     return () => {
       for (const write of writes) write();

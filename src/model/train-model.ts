@@ -15,7 +15,7 @@ import {
   switchTrainedVersion,
   writeTrainedVersion,
 } from '../store/trained-model.ts';
-import { autoencoderBytes, trainAutoencoder } from './linear-autoencoder.ts';
+import { sparseModelBytes, trainSparseAutoencoder } from './sparse-autoencoder.ts';
 import { readTrainingData } from './training-data.ts';
 
 export type BuildOutcome =
@@ -32,14 +32,22 @@ export function buildTrainedModel(store: Store, environment: string, config: Env
   const data = readTrainingData(store, environment, config);
   const n = data.items.length;
   if (n === 0) return { status: 'skipped', reason: 'no consumption events to learn from' };
-  const memoryBytes = autoencoderBytes(n) + data.rows.cols.length * 8;
+  const options = {
+    method: settings.method,
+    l2: settings.l2,
+    dropout: settings.dropout,
+    denseItems: settings.maxItems,
+    rowLength: settings.rowLength,
+    neighbourhood: settings.neighbourhood,
+  };
+  const memoryBytes = sparseModelBytes(n, data.rows.cols.length, options) + data.rows.cols.length * 8;
   if (memoryBytes > settings.maxMemoryBytes) {
     throw new Error(
-      `a model of ${n} items needs ${memoryBytes} bytes, over model.trained.maxMemoryBytes (${settings.maxMemoryBytes}); lower model.trained.maxItems`,
+      `a model of ${n} items needs ${memoryBytes} bytes, over model.trained.maxMemoryBytes (${settings.maxMemoryBytes}); lower model.trained.maxItems or neighbourhood`,
     );
   }
   const read = performance.now();
-  const weights = trainAutoencoder(data.rows, n, { method: settings.method, l2: settings.l2, dropout: settings.dropout });
+  const weights = trainSparseAutoencoder(data.rows, n, options);
   const trained = performance.now();
   const version = (serving?.version ?? 0) + 1;
   try {

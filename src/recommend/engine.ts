@@ -9,7 +9,16 @@
  */
 import type { Config, ListStrategy } from '../config/types.ts';
 import { Catalog } from '../store/catalog.ts';
-import { CHANGES_POSITION_KEY, EVENT_TYPE_CODES, decodeNeighbours, deviceHistoryKey, neighboursKey, userHistoryKey } from '../store/model.ts';
+import {
+  CHANGES_POSITION_KEY,
+  EVENT_TYPE_CODES,
+  decodeNeighbours,
+  deviceConsumedKey,
+  deviceHistoryKey,
+  neighboursKey,
+  userConsumedKey,
+  userHistoryKey,
+} from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 import { CatalogView } from './catalog-view.ts';
 import { WasmRanker } from './kernel.ts';
@@ -301,6 +310,18 @@ export class Engine {
     if (contextIx !== undefined) addSeed(contextIx, CONTEXT_SEED_WEIGHT, 0);
     const exclude: number[] = [];
     for (const ix of consumed) if (!reconsumable.has(ix)) exclude.push(ix);
+    // Everything ever consumed, beyond the history's window (model/consumed-sets.ts).
+    const everConsumed = (key: string[]) => {
+      const bytes = this.#store.model.getBinaryFast(key);
+      if (!bytes) return;
+      const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+      for (let at = 0; at + 4 <= bytes.length; at += 4) {
+        const ix = view.getUint32(at, true);
+        if (!consumed.has(ix) && !reconsumable.has(ix)) exclude.push(ix);
+      }
+    };
+    if (task.userId) everConsumed(userConsumedKey(environment, task.userId));
+    if (task.deviceId !== 'no-consent') everConsumed(deviceConsumedKey(environment, task.deviceId));
     for (const id of task.exclude) {
       for (const type of env.view.config.itemTypes) {
         const ix = this.#store.itemIndex.get([environment, type, id]);

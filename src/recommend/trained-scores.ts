@@ -1,44 +1,39 @@
 /**
  * @module recommend/trained-scores
  * A ranking worker's reader of one environment's trained model (store/trained-model.ts): turns
- * a user's history into model scores (Σ over history items of weight × their row of B) or an
+ * a user's history into model scores (Σ over history items of weight × their sparse row) or an
  * item into its row, and hands the best of them to the kernel as one virtual neighbour row,
- * strongest = 1. Rows are read from LMDB once per model version into the dense scorer (WASM
- * memory, maxItems² f32 at most: 16 MB at the default 2,000 items), where the sums run as SIMD:
- * copying rows out of LMDB and summing them in JavaScript per request halved the API's
- * throughput. The model version is re-read at every sync; a new version replaces the rows
- * whole, so one request never mixes two versions. Never builds anything.
+ * strongest = 1. Rows hold at most model.trained.rowLength weights (200 by default), so a history
+ * item costs what a co-occurrence seed costs, whatever the catalog's size; the dense n × n
+ * scorer this replaced held maxItems² floats per worker and capped the model at 2,000 items.
+ * Rows are read from LMDB once per model version and kept (bounded); the version is re-read at
+ * every sync and a new one drops them all, so one request never mixes two versions.
  */
 import type { TrainedModelConfig } from '../config/types.ts';
+import { selectLargest, sortByKey } from '../domain/select-largest.ts';
+import { decodeNeighbours, type Neighbours } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
-import { readTrainedItems, readTrainedMeta, trainedRowKey } from '../store/trained-model.ts';
+import { readTrainedMeta, trainedRowKey } from '../store/trained-model.ts';
 import type { CatalogView } from './catalog-view.ts';
-import { DenseScorer } from './dense-scorer.ts';
 import type { TopList } from './signals.ts';
 
-/** Entries kept per item row: the list's 50 and room for the request's exclusions. */
-const ITEM_ROW_KEPT = 100;
-/** Item rows kept per version (~1 KB each); all dropped when full. */
-const MAX_ITEM_ROWS = 50_000;
+/** Rows kept per version (~1.6 KB each at 200 weights); all dropped when full. */
+const MAX_ROWS = 30_000;
+const NO_ROW: Neighbours = { ix: new Uint32Array(0), weight: new Float32Array(0) };
 
 export class TrainedScores {
   readonly #store: Store;
   readonly #view: CatalogView;
-  readonly #dense = new DenseScorer();
   readonly #config: TrainedModelConfig;
   #version = 0;
-  /** Item ix of each model column. */
-  #items: Uint32Array = new Uint32Array(0);
-  /** Model column of each ix, -1 when the model does not cover it. */
-  #columnOf = new Int32Array(0);
-  /** Columns whose row is missing or malformed in LMDB. */
-  #missing = new Set<number>();
-  /**
-   * Per item of the model, its row's ITEM_ROW_KEPT best positive entries (ix, weight / best),
-   * read once per version: an item-to-item list asks for the same popular context items again
-   * and again, and selecting from a dense row per request was most of its trained-model cost.
-   */
-  #itemRows = new Map<number, TopList | null>();
+  readonly #rows = new Map<number, Neighbours>();
+  /** Scores by ix; an entry counts only when its stamp is the current request's. */
+  #scores = new Float32Array(0);
+  #stamps = new Uint32Array(0);
+  #stamp = 0;
+  /** The ix scored by the current request. */
+  #touched = new Uint32Array(0);
+  readonly #byScore = (ix: number) => this.#scores[ix]!;
 
   constructor(store: Store, view: CatalogView, config: TrainedModelConfig) {
     this.#store = store;
@@ -49,19 +44,10 @@ export class TrainedScores {
   /** Follows the `current` pointer; call once per batch, after the read snapshot was renewed. */
   refresh(): void {
     if (!this.#config.enabled) return;
-    const meta = readTrainedMeta(this.#store, this.#view.environment);
-    const version = meta?.version ?? 0;
+    const version = readTrainedMeta(this.#store, this.#view.environment)?.version ?? 0;
     if (version === this.#version) return;
     this.#version = version;
-    this.#items = version > 0 ? readTrainedItems(this.#store, this.#view.environment, version) : new Uint32Array(0);
-    const n = this.#items.length;
-    let maxIx = 0;
-    for (let c = 0; c < n; c++) if (this.#items[c]! > maxIx) maxIx = this.#items[c]!;
-    this.#columnOf = new Int32Array(n > 0 ? maxIx + 1 : 0).fill(-1);
-    for (let c = 0; c < n; c++) this.#columnOf[this.#items[c]!] = c;
-    this.#dense.reset(n);
-    this.#missing.clear();
-    this.#itemRows.clear();
+    this.#rows.clear();
   }
 
   /** The serving version (0 when none). */
@@ -69,23 +55,26 @@ export class TrainedScores {
     return this.#version;
   }
 
-  #column(ix: number): number {
-    return ix < this.#columnOf.length ? this.#columnOf[ix]! : -1;
+  #row(ix: number): Neighbours {
+    let row = this.#rows.get(ix);
+    if (row) return row;
+    const stored = decodeNeighbours(this.#store.model.get(trainedRowKey(this.#view.environment, this.#version, ix)));
+    row = stored.ix.length > 0 ? stored : NO_ROW;
+    if (this.#rows.size >= MAX_ROWS) this.#rows.clear();
+    this.#rows.set(ix, row);
+    return row;
   }
 
-  /** Adds weight × row `column` of B to the scores (reading the row once per version); false when it is missing. */
-  #addRow(column: number, weight: number): boolean {
-    if (!this.#dense.hasRow(column)) {
-      if (this.#missing.has(column)) return false;
-      const bytes = this.#store.model.get(trainedRowKey(this.#view.environment, this.#version, column));
-      if (!bytes || bytes.byteLength !== this.#dense.size * 4) {
-        this.#missing.add(column);
-        return false;
-      }
-      this.#dense.setRow(column, bytes);
+  /** Starts a request's sums over ix < capacity. */
+  #reset(): void {
+    const capacity = this.#view.capacity;
+    if (this.#scores.length < capacity) {
+      this.#scores = new Float32Array(capacity);
+      this.#stamps = new Uint32Array(capacity);
+      this.#touched = new Uint32Array(capacity);
+      this.#stamp = 0;
     }
-    this.#dense.add(column, weight);
-    return true;
+    this.#stamp++;
   }
 
   /**
@@ -95,67 +84,60 @@ export class TrainedScores {
    */
   forSeeds(seeds: ReadonlyArray<readonly [ix: number, weight: number]>, exclude: readonly number[], max: number): TopList | undefined {
     if (this.#version === 0) return undefined;
-    this.#dense.scores.fill(0);
-    let used = 0;
-    for (const [ix, weight] of seeds) {
-      const c = this.#column(ix);
-      if (c >= 0 && weight > 0 && this.#addRow(c, weight)) used++;
+    this.#reset();
+    const scores = this.#scores;
+    const stamps = this.#stamps;
+    const touched = this.#touched;
+    const stamp = this.#stamp;
+    const capacity = scores.length;
+    let count = 0;
+    for (const [seed, weight] of seeds) {
+      if (!(weight > 0)) continue;
+      const row = this.#row(seed);
+      for (let e = 0; e < row.ix.length; e++) {
+        const ix = row.ix[e]!;
+        if (ix >= capacity) continue; // an item the catalog view has not seen yet
+        if (stamps[ix] !== stamp) {
+          stamps[ix] = stamp;
+          scores[ix] = 0;
+          touched[count++] = ix;
+        }
+        scores[ix]! += weight * row.weight[e]!;
+      }
     }
-    return used > 0 ? this.#best(exclude, max) : undefined;
+    if (count === 0) return undefined;
+    // A user's consumed items are often the model's strongest scores: out before selecting.
+    for (const ix of exclude) if (ix < capacity && stamps[ix] === stamp) scores[ix] = -Infinity;
+    selectLargest(touched, count, max, this.#byScore);
+    const kept = Math.min(max, count);
+    sortByKey(touched, kept, this.#byScore);
+    // Only positive scores: a negative one says "less likely than knowing nothing".
+    let k = 0;
+    while (k < kept && scores[touched[k]!]! > 0) k++;
+    if (k === 0) return undefined;
+    const top = scores[touched[0]!]!;
+    const ix = touched.slice(0, k);
+    const weight = new Float32Array(k);
+    for (let i = 0; i < k; i++) weight[i] = scores[ix[i]!]! / top;
+    return { ix, weight };
   }
 
-  /**
-   * The `max` items whose scores `ix` raises most (its row of B), as forSeeds, from the row's
-   * best ITEM_ROW_KEPT entries (exclusions beyond that many leave the list shorter).
-   */
+  /** The `max` items `ix` raises most (its row's positive weights, strongest first), without `exclude`. */
   forItem(ix: number, exclude: readonly number[], max: number): TopList | undefined {
     if (this.#version === 0) return undefined;
-    let row = this.#itemRows.get(ix);
-    if (row === undefined) {
-      const c = this.#column(ix);
-      this.#dense.scores.fill(0);
-      row = c >= 0 && this.#addRow(c, 1) ? (this.#best([ix], ITEM_ROW_KEPT) ?? null) : null;
-      if (this.#itemRows.size >= MAX_ITEM_ROWS) this.#itemRows.clear();
-      this.#itemRows.set(ix, row);
-    }
-    if (!row) return undefined;
+    const row = this.#row(ix);
     const ixs = new Uint32Array(Math.min(max, row.ix.length));
     const weight = new Float32Array(ixs.length);
     let k = 0;
+    // Rows are stored by magnitude: the positive weights among them are in decreasing order.
     for (let i = 0; i < row.ix.length && k < max; i++) {
-      if (exclude.includes(row.ix[i]!)) continue;
+      if (!(row.weight[i]! > 0) || exclude.includes(row.ix[i]!)) continue;
       ixs[k] = row.ix[i]!;
       weight[k++] = row.weight[i]!;
     }
     if (k === 0) return undefined;
-    // Strongest = 1 after the exclusions, as #best scales its lists.
     const top = weight[0]!;
     for (let i = 0; i < k; i++) weight[i]! /= top;
     return { ix: ixs.subarray(0, k), weight: weight.subarray(0, k) };
-  }
-
-  #best(exclude: readonly number[], max: number): TopList | undefined {
-    // Disabled or expired items are left to the kernel's filter (rare; checking every covered
-    // item here cost more than the rest of the selection). Exclusions are applied: a user's
-    // consumed items are often the model's strongest scores.
-    const scores = this.#dense.scores;
-    for (const ix of exclude) {
-      const c = this.#column(ix);
-      if (c >= 0) scores[c] = -Infinity;
-    }
-    const best = this.#dense.top(max);
-    if (best.length === 0) return undefined;
-    const top = scores[best[0]!]!;
-    if (!(top > 0)) return undefined;
-    // Only positive scores: a negative one says "less likely than knowing nothing".
-    let k = 0;
-    while (k < best.length && scores[best[k]!]! > 0) k++;
-    const ix = new Uint32Array(k);
-    const weight = new Float32Array(k);
-    for (let i = 0; i < k; i++) {
-      ix[i] = this.#items[best[i]!]!;
-      weight[i] = scores[best[i]!]! / top;
-    }
-    return { ix, weight };
   }
 }

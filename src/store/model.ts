@@ -8,6 +8,7 @@
  * |-----------------------------------|------------------------------------------------------------|
  * | [env, 'hu', userId]               | History: u32 triplets (ix, event type code, unix sec), oldest first |
  * | [env, 'hd', deviceId]             | same, for devices not (yet) linked to a user               |
+ * | [env, 'cu', userId], [env, 'cd', deviceId] | Consumed: every ix ever consumed, sorted u32 (no window) |
  * | [env, 'nb', ix]                   | Neighbours: u32 count n, n × u32 ix, n × f32 weight (strongest first) |
  * | [env, 'pop', 'all']               | Popularity: f32 per ix, weighted consumption count         |
  * | [env, 'pop', hour]                | f32 per ix for one UTC hour (hour = unix sec / 3600)        |
@@ -37,6 +38,9 @@ export const CHANGES_POSITION_KEY = ['pos', 'changes'];
 
 export const userHistoryKey = (env: string, userId: string) => [env, 'hu', userId];
 export const deviceHistoryKey = (env: string, deviceId: string) => [env, 'hd', deviceId];
+/** Every item a user (or unlinked device) ever consumed: sorted u32 ix, for exclusion (no window). */
+export const userConsumedKey = (env: string, userId: string) => [env, 'cu', userId];
+export const deviceConsumedKey = (env: string, deviceId: string) => [env, 'cd', deviceId];
 export const neighboursKey = (env: string, ix: number) => [env, 'nb', ix];
 export const popularityKey = (env: string, bucket: number | 'all') => [env, 'pop', bucket];
 export const contentVectorKey = (env: string, ix: number) => [env, 'cv', ix];

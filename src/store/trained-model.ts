@@ -11,10 +11,11 @@
  * |--------------------------------------------|---------------------------------------------------------|
  * | [env, 'tm', 'current'] (modelState)        | TrainedModelMeta (msgpack)                               |
  * | [env, 'tm', version, 'items'] (model)      | u32 × n: the item ix of each model column               |
- * | [env, 'tm', version, 'row', column] (model)| f32 × n: row `column` of B, what that item adds to each column's score |
+ * | [env, 'tm', version, 'row', ix] (model)    | neighbours (store/model.ts encoding): the items whose score item `ix` changes and by how much, largest magnitude first (weights may be negative) |
  */
 import type { Store } from './open.ts';
-import { bytesOf, copyU32 } from './model.ts';
+import type { SparseRows } from '../model/sparse-autoencoder.ts';
+import { bytesOf, copyU32, encodeNeighbours } from './model.ts';
 
 export interface TrainedModelMeta {
   /** Increasing per environment; rows of other versions are never read for this one. */
@@ -36,7 +37,7 @@ export interface TrainedModelMeta {
 
 export const trainedCurrentKey = (env: string) => [env, 'tm', 'current'];
 export const trainedItemsKey = (env: string, version: number) => [env, 'tm', version, 'items'];
-export const trainedRowKey = (env: string, version: number, column: number) => [env, 'tm', version, 'row', column];
+export const trainedRowKey = (env: string, version: number, ix: number) => [env, 'tm', version, 'row', ix];
 
 /** The serving model's description, or undefined when none was built. */
 export function readTrainedMeta(store: Store, env: string): TrainedModelMeta | undefined {
@@ -49,19 +50,24 @@ export function readTrainedItems(store: Store, env: string, version: number): Ui
 }
 
 /** Rows written per transaction: big enough to amortise commits, small enough not to hold the write lock long. */
-const ROWS_PER_TRANSACTION = 256;
+const ROWS_PER_TRANSACTION = 2048;
 
 /**
- * Writes a version's columns and rows (B row-major f32, n × n), not yet serving. Synchronous
- * transactions: call from a worker, never from the main thread.
+ * Writes a version's columns and sparse rows (model columns mapped to item ix), not yet serving.
+ * Synchronous transactions: call from a worker, never from the main thread.
  */
-export function writeTrainedVersion(store: Store, env: string, version: number, items: Uint32Array, weights: Float32Array): void {
+export function writeTrainedVersion(store: Store, env: string, version: number, items: Uint32Array, rows: SparseRows): void {
   const n = items.length;
   store.root.transactionSync(() => store.model.put(trainedItemsKey(env, version), bytesOf(items)));
+  const ix = new Uint32Array(rows.cols.length);
+  for (let e = 0; e < ix.length; e++) ix[e] = items[rows.cols[e]!]!;
   for (let start = 0; start < n; start += ROWS_PER_TRANSACTION) {
     store.root.transactionSync(() => {
       for (let c = start; c < Math.min(n, start + ROWS_PER_TRANSACTION); c++) {
-        store.model.put(trainedRowKey(env, version, c), bytesOf(weights.subarray(c * n, (c + 1) * n)));
+        const from = rows.offsets[c]!;
+        const length = rows.offsets[c + 1]! - from;
+        if (length === 0) continue;
+        store.model.put(trainedRowKey(env, version, items[c]!), encodeNeighbours(ix.subarray(from), rows.weights.subarray(from), length));
       }
     });
   }

@@ -58,6 +58,7 @@ const ENVIRONMENTS: Record<string, unknown> = {
   latest: DEMO,
   realtime: DEMO,
   exclusions: DEMO,
+  consumed: DEMO,
   dedupe: DEMO,
   content: DEMO,
   cooc: DEMO,
@@ -418,6 +419,34 @@ describe('recommendations API', { concurrency: true }, () => {
     test('history and exclude ids unknown to the catalog are ignored, not errors', async () => {
       const ids = allIds(await api.recommend(req(everyList(10), { exclude: ['nope'], histories: { read: [{ id: 'ghost' }] } })));
       assert.deepEqual(sorted(ids), CATALOG);
+    });
+  });
+
+  describe('every consumed item, beyond the history window', { concurrency: 1 }, () => {
+    const api = new Api('consumed');
+    const CONSUMED = 1000;
+    const ids = Array.from({ length: CONSUMED + 10 }, (_, i) => `K${i}`);
+    const unconsumed = sorted(ids.slice(CONSUMED));
+
+    test(`a user who consumed ${CONSUMED} items (twice the stored history) is recommended none of them, in any list`, async () => {
+      assert.ok(CONSUMED > DEMO.model.historyLength, 'more consumed items than a history holds');
+      for (let start = 0; start < ids.length; start += 100) {
+        await Promise.all(ids.slice(start, start + 100).map((id) => api.put('article', id, { title: `Article ${id}` })));
+      }
+      for (let start = 0; start < CONSUMED; start += 100) {
+        await api.events(
+          ids.slice(start, Math.min(CONSUMED, start + 100)).map((id) => ({
+            event_type: 'detail_pageview', page_type: 'article_detail', channel: 'www', device_id: 'heavy-device', user_id: 'heavy-user', action_item: id, action_item_type: 'article',
+          })),
+        );
+      }
+      const ask = () => api.recommend(req([{ list_name: 'recommended_for_you', list_size: 20 }, { list_name: 'popular', list_size: 20 }], { user_id: 'heavy-user', device_id: 'heavy-device' }));
+      // Until the builder has written the user's consumed set: the oldest items are the first to come back otherwise.
+      const recs = await pollUntil(ask, (r) => allIds(r).every((id) => unconsumed.includes(id)), 'only unconsumed items');
+      assert.deepEqual(sorted(allIds(recs)), unconsumed);
+      // The same user on another device (no device history): the user's set still applies.
+      const other = await api.recommend(req([{ list_name: 'popular', list_size: 20 }], { user_id: 'heavy-user', device_id: 'another-device' }));
+      assert.deepEqual(sorted(allIds(other)), unconsumed);
     });
   });
 

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { rankingMetrics } from '../../../src/eval/metrics.ts';
 import { Mt19937 } from '../../../src/eval/mt19937.ts';
-import { chronologicalByUser, stratifiedByItem, type Interaction } from '../../../src/eval/split.ts';
+import { chronologicalByUser, lastByUser, roundHalfEven, stratifiedByItem, type Interaction } from '../../../src/eval/split.ts';
 
 const close = (actual: number, expected: number) => assert.ok(Math.abs(actual - expected) < 1e-12, `${actual} is not ${expected}`);
 const sets = (o: Record<string, string[]>) => new Map(Object.entries(o).map(([u, items]) => [u, new Set(items)]));
@@ -52,15 +52,23 @@ test('Mt19937(42) draws what numpy.random.seed(42); numpy.random.rand() draws', 
   assert.deepEqual(draws, [0.3745401188473625, 0.9507143064099162, 0.7319939418114051, 0.5986584841970366, 0.15601864044243652]);
 });
 
-test('stratified split by item: floor(0.75 · c) of each item\'s c rows train, chosen by the seeded draws', () => {
+test('stratified split by item: round(0.75 · c) of each item\'s c rows train (half to even, as pandas), chosen by the seeded draws', () => {
   const rows: Interaction[] = [];
   for (let i = 0; i < 4; i++) rows.push({ user: `u${i}`, item: 'four', t: i });
   rows.push({ user: 'u0', item: 'one', t: 9 });
+  rows.push({ user: 'u0', item: 'two', t: 9 }, { user: 'u1', item: 'two', t: 9 });
+  for (let i = 0; i < 6; i++) rows.push({ user: `u${i}`, item: 'six', t: i });
   const { train, test: held } = stratifiedByItem(rows, 0.75, 42);
   assert.equal(train.filter((r) => r.item === 'four').length, 3);
-  assert.deepEqual(held.filter((r) => r.item === 'one').length, 1, 'a single rating has rank 1/1 > 0.75: test');
+  assert.equal(train.filter((r) => r.item === 'one').length, 1, 'a single rating: round(0.75) = 1 trains');
+  assert.equal(train.filter((r) => r.item === 'two').length, 2, 'round(1.5) = 2');
+  assert.equal(train.filter((r) => r.item === 'six').length, 4, 'round(4.5) = 4, half to even');
   // Draws for the four rows: 0.3745, 0.9507, 0.7320, 0.5987: the largest (row u1) is tested.
   assert.deepEqual(held.filter((r) => r.item === 'four').map((r) => r.user), ['u1']);
+});
+
+test('roundHalfEven rounds as Python does', () => {
+  assert.deepEqual([0.5, 1.5, 2.5, 4.5, 0.75, 2.25, 3.5000001].map(roundHalfEven), [0, 2, 2, 4, 1, 2, 4]);
 });
 
 test('chronological split by user: the last 20% of each user\'s rows test, ties in input order', () => {
@@ -68,4 +76,16 @@ test('chronological split by user: the last 20% of each user\'s rows test, ties 
   const { train, test: held } = chronologicalByUser(rows, 0.8);
   assert.deepEqual(held.map((r) => r.item), ['i0']);
   assert.deepEqual(train.map((r) => r.item), ['i1', 'i4', 'i2', 'i3']);
+});
+
+test('leave-last-out by user: each user\'s latest row tests; a user of one row only trains', () => {
+  const rows: Interaction[] = [
+    { user: 'a', item: 'x', t: 3 },
+    { user: 'a', item: 'y', t: 1 },
+    { user: 'a', item: 'z', t: 2 },
+    { user: 'b', item: 'x', t: 5 },
+  ];
+  const { train, test: held } = lastByUser(rows);
+  assert.deepEqual(held.map((r) => `${r.user}${r.item}`), ['ax']);
+  assert.deepEqual(train.map((r) => `${r.user}${r.item}`).sort(), ['ay', 'az', 'bx']);
 });
