@@ -189,4 +189,14 @@ describe('browser tracker in Chromium', { skip: chromiumMissing, concurrency: 1 
     assert.deepEqual(errors, []);
     await p.close();
   });
+
+  test('the script-tag build defines the global AffinityTracker with createTracker', async () => {
+    const p = await browser.newPage();
+    const errors = collectPageErrors(p);
+    await p.setContent('<!doctype html><title>script tag</title>');
+    await p.addScriptTag({ content: readFileSync(join(TRACKER, '..', 'tracker.global.js'), 'utf8') });
+    assert.equal(await p.evaluate('typeof AffinityTracker.createTracker'), 'function');
+    assert.deepEqual(errors, []);
+    await p.close();
+  });
 });
