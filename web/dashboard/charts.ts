@@ -17,8 +17,8 @@ export function drawLines(id: string, days: number[], series: Map<string, Array<
   const options: uPlot.Options = {
     width: Math.max(300, target.clientWidth || 480),
     height: 220,
-    // Half a day of margin each side, so a range of one day still has a readable axis.
-    scales: { x: { time: true, range: (_u, min, max) => [min - 43_200, max + 43_200] }, y: { range: (_u, _min, max) => [0, Math.max(0.01, max * 1.1)] } },
+    // The range asked for, half a day of margin each side: one day still gets a readable axis.
+    scales: { x: { time: true, range: [days[0]! - 43_200, days[days.length - 1]! + 43_200] }, y: { range: (_u, _min, max) => [0, Math.max(0.01, max * 1.1)] } },
     axes: [{}, { values: (_u, ticks) => ticks.map((t) => `${(t * 100).toFixed(1)}%`), size: 60 }],
     series: [
       {},
