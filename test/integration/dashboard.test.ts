@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { count, interval, lift, money, percent } from '../../web/dashboard/format.ts';
+import { waitFor } from '../helpers/api.ts';
 import { getToken } from '../helpers/auth.ts';
 import { chromiumMissing, collectPageErrors, launchChromium, screenshot } from '../helpers/browser.ts';
 import { EXPECTED, SHOP_CONFIG, sendShopTraffic } from '../helpers/report-traffic.ts';
@@ -24,6 +25,15 @@ describe('dashboard in Chromium', { skip: chromiumMissing, concurrency: 1 }, () 
     [server, browser] = await Promise.all([startServer({ config: SHOP_CONFIG }), launchChromium()]);
     token = await getToken(server);
     await sendShopTraffic(server, token);
+    // One finished import (it updates a product the traffic already has), for the imports table.
+    const upload = await fetch(`${server.url}/api/shop/imports`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'text/csv' },
+      body: 'operation,item_id,item_type,title\nUPDATE,p1,product,Product p1\n',
+    });
+    assert.equal(upload.status, 202);
+    const { import_id: importId } = (await upload.json()) as { import_id: string };
+    await waitFor('the import to finish', async () => ((await api(`/api/shop/imports/${importId}`)).state === 'done' ? true : undefined));
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     pageErrors = collectPageErrors(page);
   });
@@ -83,6 +93,9 @@ describe('dashboard in Chromium', { skip: chromiumMissing, concurrency: 1 }, () 
     assert.equal(await text('ab-lift-customer-ctr'), '+100.00%');
     assert.match((await text('ab-ci-customer-ctr')) ?? '', /^\[\+\d+\.\d\d%, \+\d+\.\d\d%\]$/);
     assert.match((await text('ab-service-customer-ctr')) ?? '', /30\.00% \(n=200\)/);
+
+    const imports = await api('/api/shop/imports?limit=5');
+    assert.deepEqual(await page.locator('[data-testid=imports] tr').nth(1).locator('td').allTextContents(), [String(imports.imports[0].file ?? imports.imports[0].import_id), 'done', '1', '0']);
 
     const items = await api(`/api/shop/reports/items?${range}&limit=10`);
     const firstClicked = await page.locator('[data-testid=top-clicked] li').first().textContent();
