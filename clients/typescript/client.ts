@@ -17,7 +17,7 @@ import createFetchClient from 'openapi-fetch';
 import type { components, paths } from './schema.ts';
 
 export type { components, paths };
-export type Event = components['schemas']['EventBatch'] extends { events: Array<infer E> } ? E : Record<string, unknown>;
+export type Event = components['schemas']['Event'];
 
 export interface AffinityClientOptions {
   /** Origin of the service, e.g. `https://reco.example.com` (paths start with /api). */
