@@ -8,7 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { E } from '../../errors.ts';
-import { sendBody } from '../respond.ts';
+import { sendBody, type Exchange } from '../respond.ts';
 import type { HttpServer } from '../server.ts';
 
 /** src/http/routes or dist/http/routes → the package root. */
@@ -23,19 +23,12 @@ const HEADERS = { 'Content-Security-Policy': "default-src 'self'; img-src 'self'
 
 export function registerDashboardRoutes(server: HttpServer): void {
   const files = new Map(Object.entries(FILES).filter(([name]) => existsSync(join(BUILT, name))).map(([name, type]) => [name, { type, bytes: readFileSync(join(BUILT, name)) }]));
-  const serve = (name: string, path: string) => {
+  const send = (ex: Exchange, name: string, url: string) => {
     const file = files.get(name);
-    if (!file) throw E.notFound(`${path} (the dashboard is built by \`npm run build\`)`);
-    return file;
-  };
-  server.route('get', '/dashboard', { status: { notFound: 404 } }, (ex, req) => {
-    const page = serve('index.html', req.url);
-    sendBody(ex, 200, page.type, page.bytes, { ...HEADERS, 'Cache-Control': 'no-cache' });
-  });
-  server.route('get', '/dashboard/:file', { status: { notFound: 404 } }, (ex, req) => {
-    const asset = req.params[0] ?? '';
-    const file = asset === 'index.html' ? undefined : files.get(asset);
-    if (!file) throw E.notFound(req.url);
+    if (!file) throw E.notFound(files.size === 0 ? `${url} (the dashboard is built by \`npm run build\`)` : url);
     sendBody(ex, 200, file.type, file.bytes, { ...HEADERS, 'Cache-Control': 'no-cache' });
-  });
+  };
+  server.route('get', '/dashboard', { status: { notFound: 404 } }, (ex, req) => send(ex, 'index.html', req.url));
+  // The page itself only at /dashboard, so relative links always resolve the same way.
+  server.route('get', '/dashboard/:file', { status: { notFound: 404 } }, (ex, req) => send(ex, req.params[0] === 'index.html' ? '' : (req.params[0] ?? ''), req.url));
 }
