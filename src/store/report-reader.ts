@@ -6,9 +6,9 @@
  * Reads only, synchronous (lmdb-js reads are), each one range read over the days asked.
  */
 import { LATENCY_BUCKETS } from '../domain/latency-buckets.ts';
-import { ITEM_ENABLED, ITEM_IN_CATALOG, itemLayoutKey } from './model.ts';
+import { copyU32, ITEM_ENABLED, ITEM_IN_CATALOG, itemLayoutKey } from './model.ts';
 import type { Store } from './open.ts';
-import type { Rollup } from './report-keys.ts';
+import { recommendedCountsKey, type Rollup } from './report-keys.ts';
 
 export interface CounterRow {
   /** `YYYY-MM-DD`, or `YYYY-MM-DDTHH` for hourly counters. */
@@ -90,8 +90,13 @@ export interface ItemCount {
 /** The `limit` items most recommended or most clicked over the days, most first (ties by index). */
 export function readTopItems(store: Store, env: string, kind: 'recommended' | 'clicked', from: string, to: string, limit: number): ItemCount[] {
   const counts = new Map<number, number>();
-  // Keys are [env, 'repi', day, kind, ix]: one range per day keeps the other kind out.
   for (let day = from; day <= to; day = nextDay(day)) {
+    if (kind === 'recommended') {
+      const perIx = copyU32(store.modelState.get(recommendedCountsKey(env, day)) as Uint8Array | undefined);
+      for (let ix = 0; ix < perIx.length; ix++) if (perIx[ix]! > 0) counts.set(ix, (counts.get(ix) ?? 0) + perIx[ix]!);
+      continue;
+    }
+    // Keys are [env, 'repi', day, 'clicked', ix].
     for (const { key, value } of store.modelState.getRange({ start: [env, 'repi', day, kind], end: [env, 'repi', day, kind, Number.MAX_SAFE_INTEGER] })) {
       const ix = (key as [string, string, string, string, number])[4];
       counts.set(ix, (counts.get(ix) ?? 0) + (value as number));
