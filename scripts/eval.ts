@@ -110,6 +110,11 @@ interface MethodRuns {
 for (const name of values.dataset) {
   const dataset = readDataset(name, values['datasets-dir']);
   const environment = evalEnvironment(dataset, overrides);
+  if (!values.json) {
+    // What ran: the served defaults, with --set applied (the over-HTTP run has the defaults only).
+    const changed = Object.keys(overrides).length > 0 ? ` (--set ${values.set.join(' --set ')})` : ' (the served defaults)';
+    console.log(`${dataset.name}: configuration of the in-process run${changed}: model ${JSON.stringify(environment.model)}`);
+  }
   const protocols = askedProtocols ?? DEFAULT_PROTOCOLS[dataset.name] ?? ['time-by-user'];
   for (const protocol of protocols) {
     // Only the random split has randomness: one run of the others says all.
