@@ -10,6 +10,7 @@
 //      BENCH_EVENTS_DELAY_MS=d paces each connection (64 × 1000 / d requests/s) to find the rate
 //      the builder sustains within its lag target.
 import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -39,6 +40,15 @@ function pin(pid: number, core: string): void {
   if (r.status !== 0) throw new Error(`taskset failed: ${r.stderr}`);
 }
 
+/** CPU time (µs) a process used so far, all its threads together (/proc/<pid>/stat utime + stime). */
+function cpuUs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // Fields 14 and 15 of stat(5); the slice starts at field 3.
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
+}
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim() || 100);
+
 async function runWrk(url: string, seconds: number): Promise<WrkResult> {
   const args = ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--timeout', '5s', '-s', join(WRK_DIR, 'post-events.lua'), url, '--', 'demo', String(DELAY_MS)];
   const [command, argv] = PIN ? ['taskset', ['-c', '1', 'wrk', ...args]] : ['wrk', args];
@@ -63,11 +73,12 @@ async function baselineRound(): Promise<WrkResult> {
   }
 }
 
-async function affinityRound(): Promise<{ wrk: WrkResult; lag: { p50: number; p99: number; max: number }; applied: number; catchUpMs: number }> {
+async function affinityRound(): Promise<{ wrk: WrkResult; lag: { p50: number; p99: number; max: number }; applied: number; catchUpMs: number; cpuUsPerEvent: number }> {
   // Info level: startServer reads the listening port from the log.
   const server = await startServer();
   try {
     pin(server.proc.pid!, '0');
+    const cpuStart = cpuUs(server.proc.pid!);
     const wrk = await runWrk(server.url, SECONDS);
     const acknowledged = wrk.statuses['200'] ?? 0;
     const loadEnd = Date.now();
@@ -80,8 +91,11 @@ async function affinityRound(): Promise<{ wrk: WrkResult; lag: { p50: number; p9
       if (Date.now() - loadEnd > 120_000) throw new Error(`builder applied ${applied} of ${acknowledged * EVENTS_PER_REQUEST} events after 120 s`);
       await sleep(100);
     }
+    const catchUpMs = Date.now() - loadEnd;
+    // Load and catch-up together: HTTP, validation, log writes and the builder's work per event.
+    const cpuUsPerEvent = (cpuUs(server.proc.pid!) - cpuStart) / (acknowledged * EVENTS_PER_REQUEST);
     const builder = health.model_builder!;
-    return { wrk, lag: builder.lag_ms, applied: builder.events_applied, catchUpMs: Date.now() - loadEnd };
+    return { wrk, lag: builder.lag_ms, applied: builder.events_applied, catchUpMs, cpuUsPerEvent };
   } finally {
     await server.close();
   }
@@ -114,6 +128,7 @@ const rows = [
     'x baseline': 1,
     'non-2xx': baseline.reduce((a, r) => a + failures(r), 0),
     'lag p99 ms': '',
+    'CPU µs/event': '',
     target: '',
     pass: '',
   },
@@ -124,7 +139,8 @@ const rows = [
     'p99 ms': Number(median(affinity.map((r) => r.wrk.latency_us.p99 / 1000)).toFixed(2)),
     'x baseline': Number((events / baseEvents).toFixed(3)),
     'non-2xx': affinity.reduce((a, r) => a + failures(r.wrk), 0),
-    'lag p99 ms': `${lagP99} (worst ${worst(affinity.map((r) => r.lag.p99))}, catch-up ${median(affinity.map((r) => r.catchUpMs))} ms)`,
+    'lag p99 ms': `${lagP99} (p50 ${median(affinity.map((r) => r.lag.p50))}, worst ${worst(affinity.map((r) => r.lag.p99))}, catch-up ${median(affinity.map((r) => r.catchUpMs))} ms)`,
+    'CPU µs/event': Number(median(affinity.map((r) => r.cpuUsPerEvent)).toFixed(1)),
     target: `≥ ${EVENTS_TARGET} events/s, lag p99 ≤ ${LAG_P99_TARGET_MS} ms`,
     pass: events >= EVENTS_TARGET && lagP99 <= LAG_P99_TARGET_MS ? 'yes' : 'no',
   },

@@ -25,7 +25,7 @@ const LIST = {
 const TRAINED = {
   type: 'object',
   additionalProperties: false,
-  required: ['enabled', 'method', 'l2', 'dropout', 'maxItems', 'halfLifeSec', 'rebuildIntervalSec', 'maxMemoryBytes', 'weight', 'maxSeeds'],
+  required: ['enabled', 'method', 'l2', 'dropout', 'maxItems', 'halfLifeSec', 'rebuildIntervalSec', 'rebuildShare', 'maxMemoryBytes', 'weight', 'maxSeeds'],
   properties: {
     enabled: { type: 'boolean' },
     method: { enum: ['dlae', 'ease'] },
@@ -35,6 +35,7 @@ const TRAINED = {
     maxItems: { type: 'integer', minimum: 1, maximum: 20_000 },
     halfLifeSec: { type: 'integer', minimum: 0 },
     rebuildIntervalSec: { type: 'integer', minimum: 0 },
+    rebuildShare: { type: 'number', minimum: 0 },
     maxMemoryBytes: { type: 'integer', minimum: 1024 },
     weight: { type: 'number', minimum: 0, maximum: 1000 },
     maxSeeds: { type: 'integer', minimum: 0 },

@@ -57,6 +57,8 @@ export interface BuilderStats {
   skipped: Record<string, number>;
   /** Last event sequence number written, per environment. */
   positions: Record<string, number>;
+  /** Acceptance time (Unix ms) of the newest event written, per environment (absent before the first). */
+  newestEventAt: Record<string, number>;
 }
 
 
@@ -70,6 +72,9 @@ const itemIndices = new ItemIndices(store);
 const models = new Map<string, EnvironmentModel>();
 const positions: Record<string, number> = {};
 const written: Record<string, number> = {};
+/** Acceptance time of the newest event applied, and of the newest written, per environment. */
+const newestApplied: Record<string, number> = {};
+const newestWritten: Record<string, number> = {};
 for (const [environment, config] of Object.entries(data.environments)) {
   models.set(environment, new EnvironmentModel(store, environment, config));
   positions[environment] = (store.modelState.get(eventsPositionKey(environment)) as number | undefined) ?? 0;
@@ -107,6 +112,7 @@ function ingest(): number {
       model.apply(events[i]!, ixs[i]);
       unwritten.push(events[i]!.t);
     }
+    newestApplied[environment] = Math.max(newestApplied[environment] ?? 0, events[events.length - 1]!.t);
     consumed += events.length;
   }
   return consumed;
@@ -121,6 +127,7 @@ function flush(): void {
     if (changed.length > 0) changedRows.set(environment, changed);
   }
   const eventPositions = { ...positions };
+  const newest = { ...newestApplied };
   store.root.transactionSync(() => {
     for (const write of writes) write();
     for (const [environment, seq] of Object.entries(eventPositions)) store.modelState.put(eventsPositionKey(environment), seq);
@@ -132,6 +139,7 @@ function flush(): void {
   // The positions reported to /health wait for the same, so "applied" means readable.
   void store.root.flushed.then(() => {
     Object.assign(written, eventPositions);
+    Object.assign(newestWritten, newest);
     for (const [environment, changed] of changedRows) {
       const rows: BuilderRows = { type: 'rows', environment, ix: Uint32Array.from(changed) };
       parentPort!.postMessage(rows, [rows.ix.buffer as ArrayBuffer]);
@@ -145,7 +153,7 @@ function flush(): void {
 }
 
 async function postStats(): Promise<void> {
-  const stats: BuilderStats = { type: 'stats', applied, lag: await lag.summary(), metrics: await lag.metrics(), skipped: Object.fromEntries(skipped), positions: { ...written } };
+  const stats: BuilderStats = { type: 'stats', applied, lag: await lag.summary(), metrics: await lag.metrics(), skipped: Object.fromEntries(skipped), positions: { ...written }, newestEventAt: { ...newestWritten } };
   parentPort!.postMessage(stats);
 }
 
