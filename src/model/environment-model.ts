@@ -62,16 +62,16 @@ export class EnvironmentModel {
     if (ix === undefined) return;
     const unixSec = Math.floor(t / 1000);
     const weight = eventWeight(this.#config.model.eventWeights, e);
-    const key = this.#histories.keyFor(userId, deviceId);
+    const history = this.#histories.historyFor(userId, deviceId);
     if (weight > 0) {
       this.#popularity.add(ix, unixSec, weight);
       // Anonymous (no-consent) consumption still says what is popular, but pairs with nothing.
-      if (key) {
-        const recent = this.#histories.recentItems(key, this.#config.model.cooccurrenceWindow, ix, this.#recent);
+      if (history) {
+        const recent = this.#histories.recentItems(history, this.#config.model.cooccurrenceWindow, ix, this.#recent);
         for (let i = 0; i < recent.length; i++) this.#cooccurrence.addPair(ix, recent[i]!, weight);
       }
     }
-    if (key) this.#histories.append(key, ix, EVENT_TYPE_CODES[e.event_type]!, unixSec);
+    if (history) this.#histories.append(history, ix, EVENT_TYPE_CODES[e.event_type]!, unixSec);
   }
 
   /**
