@@ -34,6 +34,7 @@ export class ModelBuilder {
       pollMs: 5000,
       chunkSize: 5000,
       flushMs: 500,
+      catchUpFlushMs: 2000,
       statsIntervalMs: 1000,
     };
     this.#start();

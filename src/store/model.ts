@@ -76,13 +76,19 @@ export function decodeNeighbours(bytes: Uint8Array | undefined): Neighbours {
   return { ix: all.subarray(1, 1 + n), weight: new Float32Array(all.buffer, (1 + n) * 4, n) };
 }
 
-export function encodeNeighbours(ix: ArrayLike<number>, weight: ArrayLike<number>, n: number): Buffer {
+/** Typed arrays are copied natively (set): the builder encodes tens of thousands of rows a second. */
+export function encodeNeighbours(ix: Uint32Array | readonly number[], weight: Float64Array | Float32Array | readonly number[], n: number): Buffer {
   const out = new Uint32Array(1 + 2 * n);
   out[0] = n;
   const w = new Float32Array(out.buffer, (1 + n) * 4, n);
-  for (let i = 0; i < n; i++) {
-    out[1 + i] = ix[i]!;
-    w[i] = weight[i]!;
+  if (ArrayBuffer.isView(ix) && ArrayBuffer.isView(weight)) {
+    out.set(ix.subarray(0, n), 1);
+    w.set(weight.subarray(0, n));
+  } else {
+    for (let i = 0; i < n; i++) {
+      out[1 + i] = ix[i]!;
+      w[i] = weight[i]!;
+    }
   }
   return bytesOf(out);
 }
