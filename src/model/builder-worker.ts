@@ -41,6 +41,12 @@ export interface BuilderWorkerData {
    * Writing less often while behind lets the builder catch up instead of falling further back.
    */
   catchUpFlushMs: number;
+  /**
+   * How often catalog changes are written: the item layout is written as whole arrays (10 bytes
+   * per item, 1 MB at 100,000 items), so it keeps the slower pace it had when everything was
+   * written every 500 ms; written every 100 ms it cut item PUTs by a quarter on a shared core.
+   */
+  layoutFlushMs: number;
   statsIntervalMs: number;
 }
 
@@ -130,9 +136,11 @@ function ingest(): number {
   return consumed;
 }
 
-function flush(): void {
+/** Writes what was applied; the item layout and the change-feed position only `withLayout`. */
+function flush(withLayout: boolean): void {
   const changedRows = new Map<string, number[]>();
-  const writes = [layout.prepareFlush()];
+  const writes = withLayout ? [layout.prepareFlush()] : [];
+  const changes = changesPosition;
   for (const [environment, model] of models) {
     const changed: number[] = [];
     writes.push(model.prepareFlush(changed));
@@ -143,7 +151,7 @@ function flush(): void {
   store.root.transactionSync(() => {
     for (const write of writes) write();
     for (const [environment, seq] of Object.entries(eventPositions)) store.modelState.put(eventsPositionKey(environment), seq);
-    store.modelState.put(CHANGES_POSITION_KEY, changesPosition);
+    if (withLayout) store.modelState.put(CHANGES_POSITION_KEY, changes);
   });
   // Once other threads' snapshots can see the commit (a transactionSync commit is not always
   // visible to them before it is flushed: see trainer-worker.ts), the ranking workers drop these
@@ -157,7 +165,7 @@ function flush(): void {
       parentPort!.postMessage(rows, [rows.ix.buffer as ArrayBuffer]);
     }
   });
-  changesWritten = changesPosition;
+  if (withLayout) changesWritten = changes;
   const now = Date.now();
   for (const t of unwritten) lag.record(now - t);
   applied += unwritten.length;
@@ -193,6 +201,7 @@ function idle(ms: number): Promise<void> {
 }
 
 let lastFlush = Date.now();
+let lastLayoutFlush = lastFlush;
 let lastStats = 0;
 let postedApplied = -1;
 let postedChanges = -1;
@@ -208,10 +217,16 @@ while (!stopping) {
     if (consumed === 0) [seenEventSeq, seenChangeSeq] = [eventSeq, changeSeq];
   }
   const now = Date.now();
-  const pending = unwritten.length > 0 || changesPosition !== changesWritten;
-  if (pending && now - lastFlush >= (behind ? data.catchUpFlushMs : data.flushMs)) {
-    flush();
+  const pendingEvents = unwritten.length > 0;
+  const pendingChanges = changesPosition !== changesWritten;
+  const pending = pendingEvents || pendingChanges;
+  const eventsDueAt = pendingEvents ? lastFlush + (behind ? data.catchUpFlushMs : data.flushMs) : Infinity;
+  const changesDueAt = pendingChanges ? lastLayoutFlush + (behind ? data.catchUpFlushMs : data.layoutFlushMs) : Infinity;
+  if (now >= Math.min(eventsDueAt, changesDueAt)) {
+    const withLayout = now >= changesDueAt;
+    flush(withLayout);
     lastFlush = Date.now();
+    if (withLayout) lastLayoutFlush = lastFlush;
   }
   // Stats only when a flush changed them: an idle builder posts nothing.
   const statsChanged = applied !== postedApplied || changesWritten !== postedChanges;
@@ -225,12 +240,12 @@ while (!stopping) {
     continue;
   }
   // Caught up: sleep until a commit signals, the pending flush is due, or stats are.
-  const untilFlush = pending ? Math.max(0, lastFlush + data.flushMs - now) : Infinity;
+  const untilFlush = pending ? Math.max(0, Math.min(eventsDueAt, changesDueAt) - now) : Infinity;
   const untilStats = applied !== postedApplied || changesWritten !== postedChanges ? Math.max(0, lastStats + data.statsIntervalMs - now) : Infinity;
   await idle(Math.min(untilFlush, untilStats, data.pollMs));
 }
 stopListening();
-flush();
+flush(true);
 await postStats();
 await store.close();
 // The 'message' listener keeps parentPort referenced, which would keep this thread (and so a

@@ -35,6 +35,7 @@ export class ModelBuilder {
       chunkSize: 5000,
       flushMs: 100,
       catchUpFlushMs: 2000,
+      layoutFlushMs: 500,
       statsIntervalMs: 1000,
     };
     this.#start();
