@@ -60,22 +60,30 @@ export class HistoryState {
     return user === '' ? undefined : user;
   }
 
-  /** Links a device to a user, merging the device's history into the user's on first sight. */
-  link(deviceId: string, userId: string): void {
-    if (this.linkedUser(deviceId) === userId) return;
+  /**
+   * Links a device to a user, merging the device's history into the user's on first sight.
+   * Returns the merged entries, oldest first, each as [ix, type code, unix sec, 1 if it came
+   * from the device else 0] (undefined when nothing was merged): the caller pairs what the two
+   * histories consumed apart.
+   */
+  link(deviceId: string, userId: string): number[][] | undefined {
+    if (this.linkedUser(deviceId) === userId) return undefined;
     this.#links.set(deviceId, userId);
     this.#newLinks.set(deviceId, userId);
     const device = this.#device(deviceId);
-    if (device.entries.length === 0) return;
+    if (device.entries.length === 0) return undefined;
     const user = this.#user(userId);
     const merged: number[][] = [];
-    for (const list of [user.entries, device.entries]) {
-      for (let i = 0; i + 2 < list.length; i += 3) merged.push([list[i]!, list[i + 1]!, list[i + 2]!]);
+    for (const [list, fromDevice] of [[user.entries, 0], [device.entries, 1]] as const) {
+      for (let i = 0; i + 2 < list.length; i += 3) merged.push([list[i]!, list[i + 1]!, list[i + 2]!, fromDevice]);
     }
+    // Stable: at equal times the user's entries stay first.
     merged.sort((a, b) => a[2]! - b[2]!);
-    user.entries = merged.flat().slice(-this.#cap * 3);
+    const kept = merged.slice(-this.#cap);
+    user.entries = kept.flatMap((e) => [e[0]!, e[1]!, e[2]!]);
     device.entries = [];
     this.#dirty.add(user).add(device);
+    return kept;
   }
 
   /** The history an event of this user/device belongs to; none for anonymous devices. */
