@@ -40,20 +40,8 @@ export interface TrainerStats {
   building: boolean;
   builds: number;
   failures: number;
-  /** The last successful build (undefined before the first). */
-  last?: {
-    version: number;
-    items: number;
-    users: number;
-    interactions: number;
-    /** Event log position the model covers. */
-    eventsPosition: number;
-    builtAt: number;
-    buildMs: number;
-    memoryBytes: number;
-    /** Undefined for a model built before this start. */
-    peakRssBytes?: number;
-  };
+  /** The model in service: its last successful build, or the stored one at start (without peak RSS). */
+  last?: TrainedModelMeta & { peakRssBytes?: number };
   lastError?: { at: number; error: string };
 }
 
@@ -166,17 +154,7 @@ export class ModelTrainer {
     const stats = this.#stats.get(pending.environment);
     if (stats && reply.outcome.status === 'built') {
       const m = reply.outcome.meta;
-      stats.last = {
-        version: m.version,
-        items: m.items,
-        users: m.users,
-        interactions: m.interactions,
-        eventsPosition: m.eventsPosition,
-        builtAt: m.builtAt,
-        buildMs: m.buildMs,
-        memoryBytes: m.memoryBytes,
-        peakRssBytes: reply.peakRssBytes,
-      };
+      stats.last = { ...m, peakRssBytes: reply.peakRssBytes };
       this.#log.info({ environment: pending.environment, ...stats.last }, 'trained model built');
     }
     // Before the rebuild's answer: a request ranked after it is ranked by the new version.
