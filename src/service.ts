@@ -114,8 +114,10 @@ export async function startService(config: Config, log: Logger): Promise<Running
     const t = trainer;
     const p = pool;
     const i = ingest;
+    const eventLog = new EventLog(store);
     metrics.setSources({
       builder: () => b.stats,
+      logEnd: (environment) => eventLog.endOf(environment),
       trainer: () => t.stats,
       poolQueueDepth: () => p.queueDepth,
       dataDir: config.store.dataDir,
@@ -128,7 +130,6 @@ export async function startService(config: Config, log: Logger): Promise<Running
     });
     const limiter = new AttemptLimiter(config.auth.tokenEndpoint);
     monitor = new ProcessMonitor();
-    const eventLog = new EventLog(store);
     registerHealthRoute(server, builder, trainer, { tokenEndpoint: limiter.stats, process: monitor, eventLog });
     registerReadyRoute(server, {
       environments: Object.keys(config.environments),

@@ -23,8 +23,10 @@ type EventOutcome = 'accepted' | 'rejected';
 
 /** The sources read at scrape time; each is optional so a partly started service still answers. */
 export interface MetricSources {
-  builder?: () => { applied: number; positions: Record<string, number>; metrics?: MetricObjectWithValues<MetricValue<string>>[] } | undefined;
-  trainer?: () => ReadonlyMap<string, { builds: number; failures: number; last?: { version: number; builtAt: number; buildMs: number } }>;
+  builder?: () => { applied: number; positions: Record<string, number>; newestEventAt?: Record<string, number>; metrics?: MetricObjectWithValues<MetricValue<string>>[] } | undefined;
+  trainer?: () => ReadonlyMap<string, { builds: number; failures: number; last?: { version: number; builtAt: number; buildMs: number; eventsPosition?: number } }>;
+  /** The event log's end (seq of the newest event) of an environment. */
+  logEnd?: (environment: string) => number;
   poolQueueDepth?: () => number;
   dataDir?: string;
   feeds?: () => Array<{ environment: string; feedId: string; polls: number; outcome?: string; consecutiveFailures: number; entriesRejected: number }>;
@@ -86,6 +88,36 @@ export class ServiceMetrics {
       collect() {
         const s = sources().builder?.();
         if (s) for (const [environment, seq] of Object.entries(s.positions)) this.set({ environment }, seq);
+      },
+    });
+    new Gauge({
+      name: 'affinity_builder_lag_events',
+      help: 'Events logged but not yet written by the model builder, per environment',
+      labelNames: ['environment'],
+      registers,
+      collect() {
+        const { builder, logEnd } = sources();
+        const s = builder?.();
+        if (s && logEnd) for (const [environment, seq] of Object.entries(s.positions)) this.set({ environment }, Math.max(0, logEnd(environment) - seq));
+      },
+    });
+    new Gauge({
+      name: 'affinity_builder_newest_event_age_seconds',
+      help: 'Age of the newest event the model builder has written (from its acceptance), per environment',
+      labelNames: ['environment'],
+      registers,
+      collect() {
+        const s = sources().builder?.();
+        for (const [environment, t] of Object.entries(s?.newestEventAt ?? {})) this.set({ environment }, (Date.now() - t) / 1000);
+      },
+    });
+    new Gauge({
+      name: 'affinity_model_events_position',
+      help: 'Event-log position the trained model in service learned up to, per environment',
+      labelNames: ['environment'],
+      registers,
+      collect() {
+        for (const [environment, s] of sources().trainer?.() ?? []) if (s.last?.eventsPosition !== undefined) this.set({ environment }, s.last.eventsPosition);
       },
     });
     new Gauge({
