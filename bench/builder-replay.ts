@@ -60,8 +60,12 @@ function cpuUs(): { all: number; builder: number } {
   return { all: ticks(readFileSync('/proc/self/stat', 'utf8')), builder };
 }
 
-export async function replayThroughBuilder(events: number): Promise<{ loadSec: number; replaySec: number; cpuUsPerEvent: number; builderUsPerEvent: number }> {
-  const dataDir = tempDir('affinity-replay-');
+/** `keepDataDir`: replay into this directory and leave it (for a restart measurement after). */
+export async function replayThroughBuilder(
+  events: number,
+  keepDataDir?: string,
+): Promise<{ loadSec: number; replaySec: number; cpuUsPerEvent: number; builderUsPerEvent: number }> {
+  const dataDir = keepDataDir ?? tempDir('affinity-replay-');
   const storeConfig = { ...DEFAULT_CONFIG.store, dataDir };
   try {
     const store = new Store(storeConfig);
@@ -91,7 +95,7 @@ export async function replayThroughBuilder(events: number): Promise<{ loadSec: n
     const perEvent = (us: number) => Math.round((us / events) * 10) / 10;
     return { loadSec, replaySec, cpuUsPerEvent: perEvent(cpuEnd.all - cpuStart.all), builderUsPerEvent: perEvent(cpuEnd.builder) };
   } finally {
-    rmSync(dataDir, { recursive: true, force: true });
+    if (!keepDataDir) rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

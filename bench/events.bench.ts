@@ -9,18 +9,20 @@
 // the measured load and the builder's catch-up after it, split by thread (main, builder, trainer,
 // ranking, V8/libuv/LMDB helpers); a 2 s warm-up load runs first (not counted in CPU or
 // events/s; its events are in the lag histogram). After the rounds, bench/builder-replay.ts
-// replays BENCH_REPLAY_EVENTS (default 1,000,000; quick 200,000) events through the builder alone.
+// replays BENCH_REPLAY_EVENTS (default 1,000,000; quick 200,000) events through the builder alone,
+// then starts the service on that data and times its restart (first recommendation answered,
+// builder at the log's end).
 // Run: npm run bench -- events   (needs wrk)   BENCH_QUICK=1 short, BENCH_JSON=1 JSON lines,
 //      BENCH_ROUNDS=n rounds (default 3), BENCH_UNPINNED=1 lets the server use both cores,
 //      BENCH_EVENTS_DELAY_MS=d paces each connection (64 × 1000 / d requests/s) to find the rate
 //      the builder sustains within its lag target.
 import { spawn, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startServer } from '../test/helpers/server.ts';
+import { startServer, tempDir } from '../test/helpers/server.ts';
 import { replayThroughBuilder } from './builder-replay.ts';
 import { failures, parseWrkResult, requestsPerSec, type WrkResult } from './wrk-result.ts';
 
@@ -188,12 +190,45 @@ console.table(rows);
 const threads = THREAD_GROUPS.map((g) => `${g} ${median(affinity.map((r) => r.threadUsPerEvent[g])).toFixed(1)}`).join(', ');
 console.log(`CPU µs per event by thread (median of rounds): ${threads}`);
 const replayEvents = Number(process.env.BENCH_REPLAY_EVENTS ?? (QUICK ? 200_000 : 1_000_000));
-const replay = await replayThroughBuilder(replayEvents);
+const replayDir = tempDir('affinity-replay-');
+const replay = await replayThroughBuilder(replayEvents, replayDir);
 const REPLAY_TARGET_SEC = (5 * replayEvents) / 1_000_000;
 console.log(
   `builder replay of ${replayEvents} events: ${replay.replaySec.toFixed(1)} s (target ≤ ${REPLAY_TARGET_SEC} s: ${replay.replaySec <= REPLAY_TARGET_SEC ? 'pass' : 'missed'}), ` +
     `${replay.cpuUsPerEvent} µs CPU per event (builder thread ${replay.builderUsPerEvent}), unpinned`,
 );
+
+/**
+ * Restart on the replay's data: from spawn to the first 200 recommendation answer (more_like_this
+ * for a popular item, the builder's co-occurrence rows) and to /health showing the builder at
+ * the log's end with nothing to replay. The service's own start (tsx, workers, WASM) included.
+ */
+async function restartRound(dataDir: string, events: number): Promise<{ servingSec: number; builderSec: number }> {
+  const started = performance.now();
+  const server = await startServer({ dataDir });
+  try {
+    const token = await (await import('../test/helpers/auth.ts')).getToken(server);
+    const body = { page_type: 'article_detail', channel: 'www', device_id: 'd1', context_item: 'i0', context_item_type: 'article', lists: [{ list_name: 'more_like_this', list_size: 10 }] };
+    for (;;) {
+      const res = await fetch(`${server.url}/api/demo/recommendations/requests`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+      await res.arrayBuffer();
+      if (res.status === 200) break;
+      await sleep(20);
+    }
+    const servingSec = (performance.now() - started) / 1000;
+    for (;;) {
+      const health = (await (await fetch(`${server.url}/health`)).json()) as Health;
+      if ((health.model_builder?.positions.demo ?? 0) >= events) break;
+      await sleep(20);
+    }
+    return { servingSec, builderSec: (performance.now() - started) / 1000 };
+  } finally {
+    await server.close();
+  }
+}
+const restart = await restartRound(replayDir, replayEvents);
+rmSync(replayDir, { recursive: true, force: true });
+console.log(`restart with ${replayEvents} events stored: recommendations answered ${restart.servingSec.toFixed(1)} s after spawn, builder at the log's end ${restart.builderSec.toFixed(1)} s (no trained model in this data)`);
 console.log(`rounds ${ROUNDS} × ${SECONDS} s, ${CONNECTIONS} connections${DELAY_MS > 0 ? ` paced by ${DELAY_MS} ms` : ''}, ${EVENTS_PER_REQUEST} events per request, server ${PIN_SERVER ? 'pinned to core 0' : 'unpinned'}, wrk on core 1`);
 if (process.env.BENCH_JSON === '1') {
   for (const row of rows) console.log(JSON.stringify({ ...row, node: process.version, cpu: cpus()[0]?.model }));
