@@ -18,6 +18,8 @@ class Row {
   ix: Uint32Array;
   weight: Float64Array;
   n = 0;
+  /** Changed since the last flush (listed in CooccurrenceState's dirty list). */
+  dirty = false;
 
   constructor(capacity: number) {
     this.ix = new Uint32Array(capacity);
@@ -66,8 +68,14 @@ export class CooccurrenceState {
   readonly #store: Store;
   readonly #env: string;
   readonly #maxNeighbours: number;
-  readonly #rows = new Map<number, Row>();
-  readonly #dirty = new Set<number>();
+  /**
+   * Rows by item index, a dense array (indices count up from 0) filled with undefined, never
+   * holes, so V8 keeps fast elements; a Map lookup and a Set insert per pair update were 8% of
+   * the builder's time at a 600,000-event replay's steady state.
+   */
+  #rows: Array<Row | undefined> = [];
+  #cached = 0;
+  readonly #dirty: number[] = [];
 
   constructor(store: Store, env: string, maxNeighbours: number) {
     this.#store = store;
@@ -76,7 +84,12 @@ export class CooccurrenceState {
   }
 
   #row(ix: number): Row {
-    let row = this.#rows.get(ix);
+    const rows = this.#rows;
+    if (ix >= rows.length) {
+      const length = Math.max(ix + 1, rows.length * 2, 1024);
+      while (rows.length < length) rows.push(undefined);
+    }
+    let row = rows[ix];
     if (!row) {
       const stored = decodeNeighbours(this.#store.model.get(neighboursKey(this.#env, ix)));
       row = new Row(Math.max(FIRST_CAPACITY, stored.ix.length));
@@ -84,7 +97,8 @@ export class CooccurrenceState {
       row.ix.set(stored.ix);
       for (let i = 0; i < stored.ix.length; i++) row.weight[i] = stored.weight[i]!;
       row.n = stored.ix.length;
-      this.#rows.set(ix, row);
+      rows[ix] = row;
+      this.#cached++;
     }
     return row;
   }
@@ -93,7 +107,10 @@ export class CooccurrenceState {
     const row = this.#row(from);
     // One slot beyond twice the bound: a full row is cut back before the next new neighbour.
     row.add(to, w, 2 * this.#maxNeighbours + 1);
-    this.#dirty.add(from);
+    if (!row.dirty) {
+      row.dirty = true;
+      this.#dirty.push(from);
+    }
     if (row.n > 2 * this.#maxNeighbours) row.n = this.#maxNeighbours;
   }
 
@@ -110,18 +127,22 @@ export class CooccurrenceState {
   prepareFlush(changed: number[]): () => void {
     const writes: Array<[number, Buffer]> = [];
     for (const ix of this.#dirty) {
-      const row = this.#rows.get(ix)!;
+      const row = this.#rows[ix]!;
+      row.dirty = false;
       if (row.n > this.#maxNeighbours) row.n = this.#maxNeighbours;
       writes.push([ix, encodeNeighbours(row.ix, row.weight, row.n)]);
       changed.push(ix);
     }
-    this.#dirty.clear();
+    this.#dirty.length = 0;
     return () => {
       for (const [ix, bytes] of writes) this.#store.model.put(neighboursKey(this.#env, ix), bytes);
     };
   }
 
   trim(max: number): void {
-    if (this.#rows.size > max) this.#rows.clear();
+    if (this.#cached > max) {
+      this.#rows = [];
+      this.#cached = 0;
+    }
   }
 }
