@@ -28,7 +28,10 @@ class Row {
 
   /** Adds `w` to neighbour `to` (appending it when new) and moves it to its sorted place. */
   add(to: number, w: number, maxCapacity: number): void {
-    let p = this.n > 0 ? this.ix.subarray(0, this.n).indexOf(to) : -1;
+    // The whole array, not a subarray view (an allocation per pair update): a first match at or
+    // past n is a stale slot, so `to` is not among the n live entries.
+    let p = this.ix.indexOf(to);
+    if (p >= this.n) p = -1;
     if (p < 0) {
       if (this.n === this.ix.length) this.#grow(maxCapacity);
       p = this.n++;
