@@ -10,7 +10,7 @@
  * layout), so a restart resumes from exactly the state it would have kept.
  */
 import type { Store } from '../store/open.ts';
-import { decodeNeighbours, encodeNeighbours, neighboursKey } from '../store/model.ts';
+import { decodeNeighbours, encodeNeighboursInto, neighboursKey, neighboursWords } from '../store/model.ts';
 
 const FIRST_CAPACITY = 8;
 
@@ -129,11 +129,20 @@ export class CooccurrenceState {
    */
   prepareFlush(changed: number[]): () => void {
     const writes: Array<[number, Buffer]> = [];
+    // One buffer for every row of the flush: an ArrayBuffer per row was most of the encoding's cost.
+    let words = 0;
+    for (const ix of this.#dirty) {
+      const row = this.#rows[ix]!;
+      if (row.n > this.#maxNeighbours) row.n = this.#maxNeighbours;
+      words += neighboursWords(row.n);
+    }
+    const out = new Uint32Array(words);
+    let at = 0;
     for (const ix of this.#dirty) {
       const row = this.#rows[ix]!;
       row.dirty = false;
-      if (row.n > this.#maxNeighbours) row.n = this.#maxNeighbours;
-      writes.push([ix, encodeNeighbours(row.ix, row.weight, row.n)]);
+      writes.push([ix, encodeNeighboursInto(out, at, row.ix, row.weight, row.n)]);
+      at += neighboursWords(row.n);
       changed.push(ix);
     }
     this.#dirty.length = 0;
