@@ -5,16 +5,25 @@
 // caught up. Targets (issue 3): ≥ 100,000 events/s; builder lag p99 ≤ 1 s.
 // The server is pinned to core 0 (all its threads: HTTP, LMDB writer, model builder), wrk to
 // core 1. Rounds alternate baseline and service in fresh processes and data directories.
+// CPU per event (issue 12) is the server process's, all threads, from /proc/<pid>/task/*/stat over
+// the measured load and the builder's catch-up after it, split by thread (main, builder, trainer,
+// ranking, V8/libuv/LMDB helpers); a 2 s warm-up load runs first (not counted in CPU or
+// events/s; its events are in the lag histogram). After the rounds, bench/builder-replay.ts
+// replays BENCH_REPLAY_EVENTS (default 1,000,000; quick 200,000) events through the builder alone,
+// then starts the service on that data and times its restart (first recommendation answered,
+// builder at the log's end).
 // Run: npm run bench -- events   (needs wrk)   BENCH_QUICK=1 short, BENCH_JSON=1 JSON lines,
 //      BENCH_ROUNDS=n rounds (default 3), BENCH_UNPINNED=1 lets the server use both cores,
 //      BENCH_EVENTS_DELAY_MS=d paces each connection (64 × 1000 / d requests/s) to find the rate
 //      the builder sustains within its lag target.
 import { spawn, spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startServer } from '../test/helpers/server.ts';
+import { startServer, tempDir } from '../test/helpers/server.ts';
+import { replayThroughBuilder } from './builder-replay.ts';
 import { failures, parseWrkResult, requestsPerSec, type WrkResult } from './wrk-result.ts';
 
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -38,6 +47,30 @@ function pin(pid: number, core: string): void {
   const r = spawnSync('taskset', ['-a', '-p', '-c', core, String(pid)], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`taskset failed: ${r.stderr}`);
 }
+
+const THREAD_GROUPS = ['main', 'aff-builder', 'aff-trainer', 'aff-rank', 'helpers'] as const;
+type ThreadGroup = (typeof THREAD_GROUPS)[number];
+
+/** CPU time (µs) each group of a process's threads used so far (/proc/<pid>/task/<tid>/stat utime + stime). */
+function threadCpuUs(pid: number): Record<ThreadGroup, number> {
+  const out: Record<ThreadGroup, number> = { main: 0, 'aff-builder': 0, 'aff-trainer': 0, 'aff-rank': 0, helpers: 0 };
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // the thread ended
+    }
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    // Fields 14 and 15 of stat(5); the slice starts at field 3.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const us = ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
+    const group: ThreadGroup = tid === String(pid) ? 'main' : (THREAD_GROUPS as readonly string[]).includes(name) ? (name as ThreadGroup) : 'helpers';
+    out[group] += us;
+  }
+  return out;
+}
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim() || 100);
 
 async function runWrk(url: string, seconds: number): Promise<WrkResult> {
   const args = ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--timeout', '5s', '-s', join(WRK_DIR, 'post-events.lua'), url, '--', 'demo', String(DELAY_MS)];
@@ -63,25 +96,47 @@ async function baselineRound(): Promise<WrkResult> {
   }
 }
 
-async function affinityRound(): Promise<{ wrk: WrkResult; lag: { p50: number; p99: number; max: number }; applied: number; catchUpMs: number }> {
+/** Waits until the builder has applied `events` (since start); returns when it had. */
+async function builderCaughtUp(url: string, events: number): Promise<Health> {
+  const start = Date.now();
+  for (;;) {
+    const health = (await (await fetch(`${url}/health`)).json()) as Health;
+    const applied = health.model_builder?.events_applied ?? 0;
+    if (applied >= events) return health;
+    if (Date.now() - start > 120_000) throw new Error(`builder applied ${applied} of ${events} events after 120 s`);
+    await sleep(50);
+  }
+}
+
+interface AffinityRound {
+  wrk: WrkResult;
+  lag: { p50: number; p99: number; max: number };
+  applied: number;
+  catchUpMs: number;
+  cpuUsPerEvent: number;
+  threadUsPerEvent: Record<ThreadGroup, number>;
+}
+
+async function affinityRound(): Promise<AffinityRound> {
   // Info level: startServer reads the listening port from the log.
   const server = await startServer();
   try {
     pin(server.proc.pid!, '0');
+    const warm = await runWrk(server.url, 2);
+    const warmEvents = (warm.statuses['200'] ?? 0) * EVENTS_PER_REQUEST;
+    await builderCaughtUp(server.url, warmEvents);
+    const cpuStart = threadCpuUs(server.proc.pid!);
     const wrk = await runWrk(server.url, SECONDS);
-    const acknowledged = wrk.statuses['200'] ?? 0;
+    const events = (wrk.statuses['200'] ?? 0) * EVENTS_PER_REQUEST;
     const loadEnd = Date.now();
-    // Wait for the builder to apply everything acknowledged; its lag histogram then covers the run.
-    let health: Health | undefined;
-    for (;;) {
-      health = (await (await fetch(`${server.url}/health`)).json()) as Health;
-      const applied = health.model_builder?.events_applied ?? 0;
-      if (applied >= acknowledged * EVENTS_PER_REQUEST) break;
-      if (Date.now() - loadEnd > 120_000) throw new Error(`builder applied ${applied} of ${acknowledged * EVENTS_PER_REQUEST} events after 120 s`);
-      await sleep(100);
-    }
-    const builder = health.model_builder!;
-    return { wrk, lag: builder.lag_ms, applied: builder.events_applied, catchUpMs: Date.now() - loadEnd };
+    // The builder applied everything acknowledged: its lag histogram then covers the run.
+    const builder = (await builderCaughtUp(server.url, warmEvents + events)).model_builder!;
+    const catchUpMs = Date.now() - loadEnd;
+    // Load and catch-up together: HTTP, validation, log writes and the builder's work per event.
+    const cpuEnd = threadCpuUs(server.proc.pid!);
+    const threadUsPerEvent = Object.fromEntries(THREAD_GROUPS.map((g) => [g, (cpuEnd[g] - cpuStart[g]) / events])) as Record<ThreadGroup, number>;
+    const cpuUsPerEvent = THREAD_GROUPS.reduce((sum, g) => sum + threadUsPerEvent[g], 0);
+    return { wrk, lag: builder.lag_ms, applied: builder.events_applied, catchUpMs, cpuUsPerEvent, threadUsPerEvent };
   } finally {
     await server.close();
   }
@@ -91,7 +146,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const worst = (xs: number[]) => Math.max(...xs);
 
 const baseline: WrkResult[] = [];
-const affinity: Awaited<ReturnType<typeof affinityRound>>[] = [];
+const affinity: AffinityRound[] = [];
 for (let round = 0; round < ROUNDS; round++) {
   if (round % 2 === 0) {
     baseline.push(await baselineRound());
@@ -114,6 +169,7 @@ const rows = [
     'x baseline': 1,
     'non-2xx': baseline.reduce((a, r) => a + failures(r), 0),
     'lag p99 ms': '',
+    'CPU µs/event': '',
     target: '',
     pass: '',
   },
@@ -124,13 +180,57 @@ const rows = [
     'p99 ms': Number(median(affinity.map((r) => r.wrk.latency_us.p99 / 1000)).toFixed(2)),
     'x baseline': Number((events / baseEvents).toFixed(3)),
     'non-2xx': affinity.reduce((a, r) => a + failures(r.wrk), 0),
-    'lag p99 ms': `${lagP99} (worst ${worst(affinity.map((r) => r.lag.p99))}, catch-up ${median(affinity.map((r) => r.catchUpMs))} ms)`,
+    'lag p99 ms': `${lagP99} (p50 ${median(affinity.map((r) => r.lag.p50))}, worst ${worst(affinity.map((r) => r.lag.p99))}, catch-up ${median(affinity.map((r) => r.catchUpMs))} ms)`,
+    'CPU µs/event': Number(median(affinity.map((r) => r.cpuUsPerEvent)).toFixed(1)),
     target: `≥ ${EVENTS_TARGET} events/s, lag p99 ≤ ${LAG_P99_TARGET_MS} ms`,
     pass: events >= EVENTS_TARGET && lagP99 <= LAG_P99_TARGET_MS ? 'yes' : 'no',
   },
 ];
 console.table(rows);
+const threads = THREAD_GROUPS.map((g) => `${g} ${median(affinity.map((r) => r.threadUsPerEvent[g])).toFixed(1)}`).join(', ');
+console.log(`CPU µs per event by thread (median of rounds): ${threads}`);
+const replayEvents = Number(process.env.BENCH_REPLAY_EVENTS ?? (QUICK ? 200_000 : 1_000_000));
+const replayDir = tempDir('affinity-replay-');
+const replay = await replayThroughBuilder(replayEvents, replayDir);
+const REPLAY_TARGET_SEC = (5 * replayEvents) / 1_000_000;
+console.log(
+  `builder replay of ${replayEvents} events: ${replay.replaySec.toFixed(1)} s (target ≤ ${REPLAY_TARGET_SEC} s: ${replay.replaySec <= REPLAY_TARGET_SEC ? 'pass' : 'missed'}), ` +
+    `${replay.cpuUsPerEvent} µs CPU per event (builder thread ${replay.builderUsPerEvent}), unpinned`,
+);
+
+/**
+ * Restart on the replay's data: from spawn to the first 200 recommendation answer (more_like_this
+ * for a popular item, the builder's co-occurrence rows) and to /health showing the builder at
+ * the log's end with nothing to replay. The service's own start (tsx, workers, WASM) included.
+ */
+async function restartRound(dataDir: string, events: number): Promise<{ servingSec: number; builderSec: number }> {
+  const started = performance.now();
+  const server = await startServer({ dataDir });
+  try {
+    const token = await (await import('../test/helpers/auth.ts')).getToken(server);
+    const body = { page_type: 'article_detail', channel: 'www', device_id: 'd1', context_item: 'i0', context_item_type: 'article', lists: [{ list_name: 'more_like_this', list_size: 10 }] };
+    for (;;) {
+      const res = await fetch(`${server.url}/api/demo/recommendations/requests`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+      await res.arrayBuffer();
+      if (res.status === 200) break;
+      await sleep(20);
+    }
+    const servingSec = (performance.now() - started) / 1000;
+    for (;;) {
+      const health = (await (await fetch(`${server.url}/health`)).json()) as Health;
+      if ((health.model_builder?.positions.demo ?? 0) >= events) break;
+      await sleep(20);
+    }
+    return { servingSec, builderSec: (performance.now() - started) / 1000 };
+  } finally {
+    await server.close();
+  }
+}
+const restart = await restartRound(replayDir, replayEvents);
+rmSync(replayDir, { recursive: true, force: true });
+console.log(`restart with ${replayEvents} events stored: recommendations answered ${restart.servingSec.toFixed(1)} s after spawn, builder at the log's end ${restart.builderSec.toFixed(1)} s (no trained model in this data)`);
 console.log(`rounds ${ROUNDS} × ${SECONDS} s, ${CONNECTIONS} connections${DELAY_MS > 0 ? ` paced by ${DELAY_MS} ms` : ''}, ${EVENTS_PER_REQUEST} events per request, server ${PIN_SERVER ? 'pinned to core 0' : 'unpinned'}, wrk on core 1`);
 if (process.env.BENCH_JSON === '1') {
   for (const row of rows) console.log(JSON.stringify({ ...row, node: process.version, cpu: cpus()[0]?.model }));
+  console.log(JSON.stringify({ task: 'events/builder-replay', events: replayEvents, ...replay }));
 }

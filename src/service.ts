@@ -90,7 +90,8 @@ export async function startService(config: Config, log: Logger): Promise<Running
       store: config.store,
       environments: config.environments,
       log,
-      hasModel: (environment) => readTrainedMeta(store, environment) !== undefined,
+      servingModel: (environment) => readTrainedMeta(store, environment),
+      appliedPosition: (environment) => builder?.stats?.positions[environment],
       onBuilt: (environment) => pool?.notify({ kind: 'model', environment }),
     });
     pool = new RankingPool(config);
@@ -114,8 +115,10 @@ export async function startService(config: Config, log: Logger): Promise<Running
     const t = trainer;
     const p = pool;
     const i = ingest;
+    const eventLog = new EventLog(store);
     metrics.setSources({
       builder: () => b.stats,
+      logEnd: (environment) => eventLog.endOf(environment),
       trainer: () => t.stats,
       poolQueueDepth: () => p.queueDepth,
       dataDir: config.store.dataDir,
@@ -128,7 +131,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
     });
     const limiter = new AttemptLimiter(config.auth.tokenEndpoint);
     monitor = new ProcessMonitor();
-    registerHealthRoute(server, builder, trainer, { tokenEndpoint: limiter.stats, process: monitor });
+    registerHealthRoute(server, builder, trainer, { tokenEndpoint: limiter.stats, process: monitor, eventLog });
     registerReadyRoute(server, {
       environments: Object.keys(config.environments),
       probeStore: () => void store.meta.get('ready-probe'),
@@ -142,7 +145,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
     registerItemRoutes(server, { catalog: new Catalog(store), auth, environments: config.environments });
     const protobuf = new ProtobufCodec();
     registerEventRoutes(server, {
-      eventLog: new EventLog(store),
+      eventLog,
       auth,
       environments: config.environments,
       notifyRanking: (notice) => p.notify(notice),

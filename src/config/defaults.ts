@@ -37,6 +37,8 @@ export const ENVIRONMENT_DEFAULTS: EnvironmentConfig = {
       maxItems: 2000,
       halfLifeSec: 0,
       rebuildIntervalSec: 3600,
+      // 10% more events than the serving model learned from: a build at low priority is cheap next to stale lists.
+      rebuildShare: 0.1,
       maxMemoryBytes: 512 * 1024 ** 2,
       weight: 100,
       maxSeeds: 0,

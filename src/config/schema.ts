@@ -25,7 +25,7 @@ const LIST = {
 const TRAINED = {
   type: 'object',
   additionalProperties: false,
-  required: ['enabled', 'method', 'l2', 'dropout', 'maxItems', 'halfLifeSec', 'rebuildIntervalSec', 'maxMemoryBytes', 'weight', 'maxSeeds', 'rowLength', 'neighbourhood'],
+  required: ['enabled', 'method', 'l2', 'dropout', 'maxItems', 'halfLifeSec', 'rebuildIntervalSec', 'rebuildShare', 'maxMemoryBytes', 'weight', 'maxSeeds', 'rowLength', 'neighbourhood'],
   properties: {
     enabled: { type: 'boolean' },
     method: { enum: ['dlae', 'ease'] },
@@ -36,6 +36,7 @@ const TRAINED = {
     maxItems: { type: 'integer', minimum: 0, maximum: 20_000 },
     halfLifeSec: { type: 'integer', minimum: 0 },
     rebuildIntervalSec: { type: 'integer', minimum: 0 },
+    rebuildShare: { type: 'number', minimum: 0 },
     maxMemoryBytes: { type: 'integer', minimum: 1024 },
     weight: { type: 'number', minimum: 0, maximum: 1000 },
     maxSeeds: { type: 'integer', minimum: 0 },

@@ -75,8 +75,13 @@ export interface TrainedModelConfig {
   neighbourhood: number;
   /** Time decay of events in training: weight halves per this many seconds before the newest event (0: none). */
   halfLifeSec: number;
-  /** Scheduled rebuild period; the first scheduled build runs 5 s after start when no model serves (0: on demand only). */
+  /**
+   * A rebuild starts once this long passed since the last build and any event arrived; also at
+   * once when no model serves and events arrived (0: on demand only, no automatic build).
+   */
   rebuildIntervalSec: number;
+  /** A rebuild starts when the events since the last build exceed this share of those it covers (0: off). */
+  rebuildShare: number;
   /** A build needing more working memory than this fails and the previous model keeps serving. */
   maxMemoryBytes: number;
   /** Weight of the model's scores beside the co-occurrence neighbours (personalized and item-to-item lists). */

@@ -135,7 +135,7 @@ export async function evaluateSplit(dataset: Dataset, split: Split, environment:
     await builder.close();
     const t2 = performance.now();
 
-    const trainer = new ModelTrainer({ store: storeConfig, environments, log, hasModel: () => true });
+    const trainer = new ModelTrainer({ store: storeConfig, environments, log, servingModel: () => undefined });
     const outcome = await trainer.rebuild(EVAL_ENVIRONMENT);
     const stats = trainer.stats.get(EVAL_ENVIRONMENT)?.last;
     await trainer.close();

@@ -7,16 +7,26 @@
  * beyond prom-client's default collectors (GC pauses, event-loop delay, memory).
  */
 import { statSync } from 'node:fs';
+import { EVENT_TYPES } from '../domain/event.ts';
 import { storeDataFile } from '../store/open.ts';
 import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 
 /** Request latency buckets, seconds: 0.25 ms (a cached answer) to 10 s (a long upload). */
 const LATENCY_BUCKETS = [0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
 
+/** Event types as metric labels by index; types outside SPEC.md's table count as the last, `unknown`. */
+const EVENT_TYPE_LABELS = [...Object.keys(EVENT_TYPES), 'unknown'];
+const EVENT_TYPE_INDEX = new Map(EVENT_TYPE_LABELS.slice(0, -1).map((type, i) => [type, i]));
+const UNKNOWN_TYPE = EVENT_TYPE_LABELS.length - 1;
+
+type EventOutcome = 'accepted' | 'rejected';
+
 /** The sources read at scrape time; each is optional so a partly started service still answers. */
 export interface MetricSources {
-  builder?: () => { applied: number; positions: Record<string, number>; metrics?: MetricObjectWithValues<MetricValue<string>>[] } | undefined;
-  trainer?: () => ReadonlyMap<string, { builds: number; failures: number; last?: { version: number; builtAt: number; buildMs: number } }>;
+  builder?: () => { applied: number; positions: Record<string, number>; newestEventAt?: Record<string, number>; metrics?: MetricObjectWithValues<MetricValue<string>>[] } | undefined;
+  trainer?: () => ReadonlyMap<string, { builds: number; failures: number; last?: { version: number; builtAt: number; buildMs: number; eventsPosition?: number } }>;
+  /** The event log's end (seq of the newest event) of an environment. */
+  logEnd?: (environment: string) => number;
   poolQueueDepth?: () => number;
   dataDir?: string;
   feeds?: () => Array<{ environment: string; feedId: string; polls: number; outcome?: string; consecutiveFailures: number; entriesRejected: number }>;
@@ -31,7 +41,8 @@ export class ServiceMetrics {
   readonly #requests: Counter<'route' | 'method' | 'status'>;
   readonly #latency: Histogram<'route' | 'method' | 'status'>;
   readonly #events: Counter<'environment' | 'event_type' | 'outcome'>;
-  readonly #eventChildren = new Map<string, Counter.Internal>();
+  /** Events counted since the last scrape, per environment and outcome, by type index. */
+  readonly #eventCounts = new Map<string, Record<EventOutcome, Float64Array>>();
   #sources: MetricSources = {};
 
   constructor() {
@@ -39,7 +50,26 @@ export class ServiceMetrics {
     const registers = [this.registry];
     this.#requests = new Counter({ name: 'affinity_http_requests_total', help: 'HTTP requests answered, by route pattern, method and status (0: client aborted)', labelNames: ['route', 'method', 'status'], registers });
     this.#latency = new Histogram({ name: 'affinity_http_request_duration_seconds', help: 'HTTP request latency from routing to the last byte written', labelNames: ['route', 'method', 'status'], buckets: LATENCY_BUCKETS, registers });
-    this.#events = new Counter({ name: 'affinity_events_total', help: 'Tracked events by environment, event type and outcome (accepted, rejected)', labelNames: ['environment', 'event_type', 'outcome'], registers });
+    const eventCounts = this.#eventCounts;
+    this.#events = new Counter({
+      name: 'affinity_events_total',
+      help: 'Tracked events by environment, event type and outcome (accepted, rejected)',
+      labelNames: ['environment', 'event_type', 'outcome'],
+      registers,
+      // The hot path only adds to typed arrays; the counter children take the sums when scraped.
+      collect() {
+        for (const [environment, outcomes] of eventCounts) {
+          for (const outcome of ['accepted', 'rejected'] as const) {
+            const counts = outcomes[outcome];
+            for (let i = 0; i < counts.length; i++) {
+              if (counts[i] === 0) continue;
+              this.inc({ environment, event_type: EVENT_TYPE_LABELS[i]!, outcome }, counts[i]);
+              counts[i] = 0;
+            }
+          }
+        }
+      },
+    });
     const sources = () => this.#sources;
     new Gauge({
       name: 'affinity_builder_applied_events',
@@ -58,6 +88,36 @@ export class ServiceMetrics {
       collect() {
         const s = sources().builder?.();
         if (s) for (const [environment, seq] of Object.entries(s.positions)) this.set({ environment }, seq);
+      },
+    });
+    new Gauge({
+      name: 'affinity_builder_lag_events',
+      help: 'Events logged but not yet written by the model builder, per environment',
+      labelNames: ['environment'],
+      registers,
+      collect() {
+        const { builder, logEnd } = sources();
+        const s = builder?.();
+        if (s && logEnd) for (const [environment, seq] of Object.entries(s.positions)) this.set({ environment }, Math.max(0, logEnd(environment) - seq));
+      },
+    });
+    new Gauge({
+      name: 'affinity_builder_newest_event_age_seconds',
+      help: 'Age of the newest event the model builder has written (from its acceptance), per environment',
+      labelNames: ['environment'],
+      registers,
+      collect() {
+        const s = sources().builder?.();
+        for (const [environment, t] of Object.entries(s?.newestEventAt ?? {})) this.set({ environment }, (Date.now() - t) / 1000);
+      },
+    });
+    new Gauge({
+      name: 'affinity_model_events_position',
+      help: 'Event-log position the trained model in service learned up to, per environment',
+      labelNames: ['environment'],
+      registers,
+      collect() {
+        for (const [environment, s] of sources().trainer?.() ?? []) if (s.last?.eventsPosition !== undefined) this.set({ environment }, s.last.eventsPosition);
       },
     });
     new Gauge({
@@ -185,18 +245,21 @@ export class ServiceMetrics {
   }
 
   /**
-   * Counts a batch of events by type (accepted or rejected). The caller maps types outside
-   * SPEC.md's table to `unknown`, so a client cannot grow the label set; children are cached.
+   * Counts a batch of events by type (accepted or rejected): one typed-array increment per event
+   * (issue 12: a label key string per event was a known cost of the intake). Types outside
+   * SPEC.md's table count as `unknown`, so a client cannot grow the label set.
    */
-  countEvents(environment: string, outcome: 'accepted' | 'rejected', eventTypes: readonly string[]): void {
-    for (let i = 0; i < eventTypes.length; i++) {
-      const key = `${environment}\0${eventTypes[i]!}\0${outcome}`;
-      let child = this.#eventChildren.get(key);
-      if (!child) {
-        child = this.#events.labels({ environment, event_type: eventTypes[i]!, outcome });
-        this.#eventChildren.set(key, child);
-      }
-      child.inc();
+  countEvents(environment: string, outcome: EventOutcome, events: readonly unknown[]): void {
+    let outcomes = this.#eventCounts.get(environment);
+    if (!outcomes) {
+      outcomes = { accepted: new Float64Array(EVENT_TYPE_LABELS.length), rejected: new Float64Array(EVENT_TYPE_LABELS.length) };
+      this.#eventCounts.set(environment, outcomes);
+    }
+    const counts = outcomes[outcome];
+    for (let i = 0; i < events.length; i++) {
+      const type = (events[i] as { event_type?: unknown } | null)?.event_type;
+      const ix = (typeof type === 'string' ? EVENT_TYPE_INDEX.get(type) : undefined) ?? UNKNOWN_TYPE;
+      counts[ix] = counts[ix]! + 1;
     }
   }
 

@@ -33,7 +33,9 @@ export class ModelBuilder {
       environments: options.environments,
       pollMs: 5000,
       chunkSize: 5000,
-      flushMs: 500,
+      flushMs: 100,
+      catchUpFlushMs: 2000,
+      layoutFlushMs: 500,
       statsIntervalMs: 1000,
     };
     this.#start();

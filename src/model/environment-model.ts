@@ -20,6 +20,9 @@ export type SkipCounts = Map<string, number>;
 
 const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
 
+/** Event type names by the code a history stores (store/model.ts EVENT_TYPE_CODES). */
+const TYPE_NAMES = new Map(Object.entries(EVENT_TYPE_CODES).map(([name, code]) => [code, name]));
+
 /** Rows and histories kept in memory before the cache is dropped (after a flush wrote them). */
 const MAX_CACHED = 200_000;
 
@@ -62,26 +65,51 @@ export class EnvironmentModel {
     const userId = str(e.user_id);
     const deviceId = str(e.device_id);
     if (userId && deviceId && deviceId !== 'no-consent' && this.#histories.linkedUser(deviceId) !== userId) {
-      this.#histories.link(deviceId, userId);
+      const merged = this.#histories.link(deviceId, userId);
+      if (merged) this.#pairMerged(merged);
       this.#consumed.merge(deviceId, userId);
     }
     if (ix === undefined) return;
     const unixSec = Math.floor(t / 1000);
     const weight = eventWeight(this.#config.model.eventWeights, e);
-    const key = this.#histories.keyFor(userId, deviceId);
+    const history = this.#histories.historyFor(userId, deviceId);
     if (weight > 0) {
       this.#popularity.add(ix, unixSec, weight);
       // Anonymous (no-consent) consumption still says what is popular, but pairs with nothing.
-      if (key) {
-        const recent = this.#histories.recentItems(key, this.#config.model.cooccurrenceWindow, ix, this.#recent);
+      if (history) {
+        const recent = this.#histories.recentItems(history, this.#config.model.cooccurrenceWindow, ix, this.#recent);
         for (let i = 0; i < recent.length; i++) this.#cooccurrence.addPair(ix, recent[i]!, weight);
       }
     }
-    if (key) {
-      this.#histories.append(key, ix, EVENT_TYPE_CODES[e.event_type]!, unixSec);
+    if (history) {
+      this.#histories.append(history, ix, EVENT_TYPE_CODES[e.event_type]!, unixSec);
       // The same owner as the history's: the user, else the device's linked user, else the device.
       const owner = userId ?? this.#histories.linkedUser(deviceId!);
       this.#consumed.add(owner, owner === undefined ? deviceId : undefined, ix);
+    }
+  }
+
+  /**
+   * Co-occurrence of a device's anonymous history with its user's, once linked: each merged
+   * consumption pairs with the items before it in the merged history (up to the window, distinct)
+   * that came from the other side, with its own weight, as if the device's events had been the
+   * user's from the start. Pairs within one side were counted when they were consumed.
+   */
+  #pairMerged(merged: number[][]): void {
+    const window = this.#config.model.cooccurrenceWindow;
+    const weights = this.#config.model.eventWeights;
+    const seen = this.#recent;
+    for (let p = 1; p < merged.length; p++) {
+      const [ix, code, , side] = merged[p]!;
+      const weight = weights[TYPE_NAMES.get(code!) ?? ''] ?? 0;
+      if (weight <= 0) continue;
+      seen.length = 0;
+      for (let q = p - 1; q >= 0 && seen.length < window; q--) {
+        const other = merged[q]![0]!;
+        if (other === ix || seen.includes(other)) continue;
+        seen.push(other);
+        if (merged[q]![3] !== side) this.#cooccurrence.addPair(ix!, other, weight);
+      }
     }
   }
 

@@ -2,7 +2,9 @@
  * @module model/histories
  * Per-user and per-device recent items, kept in memory by the builder and written when it
  * flushes. A device seen with a user_id is linked to that user: its history is merged into the
- * user's and later events of either go to the user's history.
+ * user's and later events of either go to the user's history. Users and devices are cached by
+ * their raw id in two maps, so an event's history is found without building a key (the key
+ * array and a joined string per lookup were two allocations per event; issue 12's profile).
  */
 import type { Key } from 'lmdb';
 import type { Store } from '../store/open.ts';
@@ -10,7 +12,7 @@ import { bytesOf, copyU32, deviceHistoryKey, userHistoryKey } from '../store/mod
 
 const linkKey = (env: string, deviceId: string) => [env, 'link', deviceId];
 
-interface History {
+export interface History {
   key: Key;
   /** Flat (ix, event type code, unix sec) triplets, oldest first. */
   entries: number[];
@@ -20,7 +22,8 @@ export class HistoryState {
   readonly #store: Store;
   readonly #env: string;
   readonly #cap: number;
-  readonly #cache = new Map<string, History>();
+  readonly #users = new Map<string, History>();
+  readonly #devices = new Map<string, History>();
   readonly #dirty = new Set<History>();
   /** Device → linked user; '' caches "not linked" so unlinked devices cost one read, not one per event. */
   readonly #links = new Map<string, string>();
@@ -32,13 +35,19 @@ export class HistoryState {
     this.#cap = historyLength;
   }
 
-  #history(key: Key): History {
-    const id = (key as string[]).join('\u0000');
-    let h = this.#cache.get(id);
-    if (!h) {
-      h = { key, entries: Array.from(copyU32(this.#store.model.get(key))) };
-      this.#cache.set(id, h);
-    }
+  #read(key: Key): History {
+    return { key, entries: Array.from(copyU32(this.#store.model.get(key))) };
+  }
+
+  #user(userId: string): History {
+    let h = this.#users.get(userId);
+    if (!h) this.#users.set(userId, (h = this.#read(userHistoryKey(this.#env, userId))));
+    return h;
+  }
+
+  #device(deviceId: string): History {
+    let h = this.#devices.get(deviceId);
+    if (!h) this.#devices.set(deviceId, (h = this.#read(deviceHistoryKey(this.#env, deviceId))));
     return h;
   }
 
@@ -51,36 +60,44 @@ export class HistoryState {
     return user === '' ? undefined : user;
   }
 
-  /** Links a device to a user, merging the device's history into the user's on first sight. */
-  link(deviceId: string, userId: string): void {
-    if (this.linkedUser(deviceId) === userId) return;
+  /**
+   * Links a device to a user, merging the device's history into the user's on first sight.
+   * Returns the merged entries, oldest first, each as [ix, type code, unix sec, 1 if it came
+   * from the device else 0] (undefined when nothing was merged): the caller pairs what the two
+   * histories consumed apart.
+   */
+  link(deviceId: string, userId: string): number[][] | undefined {
+    if (this.linkedUser(deviceId) === userId) return undefined;
     this.#links.set(deviceId, userId);
     this.#newLinks.set(deviceId, userId);
-    const device = this.#history(deviceHistoryKey(this.#env, deviceId));
-    if (device.entries.length === 0) return;
-    const user = this.#history(userHistoryKey(this.#env, userId));
+    const device = this.#device(deviceId);
+    if (device.entries.length === 0) return undefined;
+    const user = this.#user(userId);
     const merged: number[][] = [];
-    for (const list of [user.entries, device.entries]) {
-      for (let i = 0; i + 2 < list.length; i += 3) merged.push([list[i]!, list[i + 1]!, list[i + 2]!]);
+    for (const [list, fromDevice] of [[user.entries, 0], [device.entries, 1]] as const) {
+      for (let i = 0; i + 2 < list.length; i += 3) merged.push([list[i]!, list[i + 1]!, list[i + 2]!, fromDevice]);
     }
+    // Stable: at equal times the user's entries stay first.
     merged.sort((a, b) => a[2]! - b[2]!);
-    user.entries = merged.flat().slice(-this.#cap * 3);
+    const kept = merged.slice(-this.#cap);
+    user.entries = kept.flatMap((e) => [e[0]!, e[1]!, e[2]!]);
     device.entries = [];
     this.#dirty.add(user).add(device);
+    return kept;
   }
 
   /** The history an event of this user/device belongs to; none for anonymous devices. */
-  keyFor(userId: string | undefined, deviceId: string | undefined): Key | undefined {
-    if (userId) return userHistoryKey(this.#env, userId);
+  historyFor(userId: string | undefined, deviceId: string | undefined): History | undefined {
+    if (userId) return this.#user(userId);
     if (!deviceId || deviceId === 'no-consent') return undefined;
     const linked = this.linkedUser(deviceId);
-    return linked ? userHistoryKey(this.#env, linked) : deviceHistoryKey(this.#env, deviceId);
+    return linked ? this.#user(linked) : this.#device(deviceId);
   }
 
   /** Up to `n` most recent distinct item indices of a history other than `except`, newest first. */
-  recentItems(key: Key, n: number, except: number, out: number[]): number[] {
+  recentItems(h: History, n: number, except: number, out: number[]): number[] {
     out.length = 0;
-    const entries = this.#history(key).entries;
+    const entries = h.entries;
     for (let i = entries.length - 3; i >= 0 && out.length < n; i -= 3) {
       const ix = entries[i]!;
       if (ix !== except && !out.includes(ix)) out.push(ix);
@@ -88,8 +105,7 @@ export class HistoryState {
     return out;
   }
 
-  append(key: Key, ix: number, typeCode: number, unixSec: number): void {
-    const h = this.#history(key);
+  append(h: History, ix: number, typeCode: number, unixSec: number): void {
     h.entries.push(ix, typeCode, unixSec);
     if (h.entries.length > this.#cap * 3) h.entries.splice(0, h.entries.length - this.#cap * 3);
     this.#dirty.add(h);
@@ -113,7 +129,10 @@ export class HistoryState {
 
   /** Drops cached histories (all written) when the cache grows past `max` entries. */
   trim(max: number): void {
-    if (this.#cache.size > max) this.#cache.clear();
+    if (this.#users.size + this.#devices.size > max) {
+      this.#users.clear();
+      this.#devices.clear();
+    }
     if (this.#links.size > max) this.#links.clear();
   }
 }

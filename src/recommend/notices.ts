@@ -56,7 +56,9 @@ export class NoticeJournal {
 
   append(notice: Notice): void {
     this.#entries.push(notice);
-    if (this.#entries.length > MAX_ENTRIES) this.#drop(this.#entries.length - MAX_ENTRIES);
+    // Down to half at once: dropping one entry per append copied the whole journal on every
+    // events 200 once it was full, as it is under an event load without recommendation batches.
+    if (this.#entries.length > MAX_ENTRIES) this.#drop(this.#entries.length - MAX_ENTRIES / 2);
   }
 
   /** The entries some worker has not acknowledged (all, while a worker has not answered yet). */

@@ -8,6 +8,7 @@
 import { Piscina } from 'piscina';
 import type { Config } from '../config/types.ts';
 import { E } from '../errors.ts';
+import { onStoreChange } from '../store/change-signal.ts';
 import { NoticeJournal, type Notice } from './notices.ts';
 import type { CheckOutcome, CheckTask, RankOutcome, RankTask } from './task.ts';
 import type { BatchReply, RankBatch, RankWorkerData } from './worker.ts';
@@ -18,6 +19,8 @@ const RETRY_AFTER_SEC = 1;
  * An idle pool sends its workers empty batches this often: each batch syncs the worker with the
  * catalog change feed, so a bulk load between requests is not left for one request to replay.
  * (Workers block between tasks, Piscina's fastest mode, so they cannot keep a timer themselves.)
+ * Only after a commit was signalled (store/change-signal) or a notice arrived: with nothing new
+ * the batches cost CPU for nothing, five times a second (issue 12, "idle costs nothing").
  */
 const IDLE_SYNC_MS = 200;
 
@@ -42,6 +45,9 @@ export class RankingPool {
   #scheduled = false;
   #expiryTimer: NodeJS.Timeout | undefined;
   readonly #idleSync: NodeJS.Timeout;
+  readonly #stopListening: () => void;
+  /** Something changed since the last idle sync (a commit was signalled, a notice arrived). */
+  #changed = true;
   readonly #journal: NoticeJournal;
 
   constructor(config: Pick<Config, 'store' | 'environments' | 'recommend'>) {
@@ -59,8 +65,10 @@ export class RankingPool {
     this.#maxBatch = config.recommend.maxBatch;
     this.#maxWaiting = config.recommend.maxQueue;
     this.#deadlineMs = config.recommend.deadlineMs;
+    this.#stopListening = onStoreChange(() => (this.#changed = true));
     this.#idleSync = setInterval(() => {
-      if (this.#inFlight > 0 || this.#pending.length > 0) return;
+      if (!this.#changed || this.#inFlight > 0 || this.#pending.length > 0) return;
+      this.#changed = false;
       for (let w = 0; w < this.#workers; w++) this.#run({ deadlineAt: Infinity, tasks: [] }).catch(() => undefined);
     }, IDLE_SYNC_MS).unref();
   }
@@ -70,6 +78,7 @@ export class RankingPool {
    * worker runs, so a request dispatched after this call is ranked with it.
    */
   notify(notice: Notice): void {
+    this.#changed = true;
     this.#journal.append(notice);
   }
 
@@ -184,6 +193,7 @@ export class RankingPool {
 
   async close(): Promise<void> {
     clearInterval(this.#idleSync);
+    this.#stopListening();
     clearTimeout(this.#expiryTimer);
     await this.#piscina.destroy();
   }

@@ -46,6 +46,8 @@ export function lastEventSeq(events: Database<Buffer>, environment: string): num
 
 export class EventLog {
   readonly #store: Store;
+  /** Per environment: the seq of its newest event this instance committed or read (for /health). */
+  readonly #ends = new Map<string, number>();
 
   constructor(store: Store) {
     this.#store = store;
@@ -91,12 +93,28 @@ export class EventLog {
         s.events.put([environment, first], encodeBatch(acceptedAtMs ?? Date.now(), json));
         s.meta.put(EVENT_SEQ, first + stored - 1);
       }
-      return { stored, duplicates: events.length - stored };
+      return { stored, duplicates: events.length - stored, last: first + stored - 1 };
     });
-    return committed.then((result) => {
-      if (result.stored > 0) signalStoreChange();
-      return result;
+    return committed.then(({ stored, duplicates, last }) => {
+      if (stored > 0) {
+        signalStoreChange();
+        this.#ends.set(environment, last);
+      }
+      return { stored, duplicates };
     });
+  }
+
+  /**
+   * The seq of an environment's newest event: from memory once this instance appended to it,
+   * otherwise read once from the log (the last batch's key and length).
+   */
+  endOf(environment: string): number {
+    let end = this.#ends.get(environment);
+    if (end === undefined) {
+      end = lastEventSeq(this.#store.events, environment);
+      this.#ends.set(environment, end);
+    }
+    return end;
   }
 
   /** The newest event's seq over every environment (0 when none): one counter read. */

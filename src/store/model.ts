@@ -80,13 +80,17 @@ export function decodeNeighbours(bytes: Uint8Array | undefined): Neighbours {
   return { ix: all.subarray(1, 1 + n), weight: new Float32Array(all.buffer, (1 + n) * 4, n) };
 }
 
-export function encodeNeighbours(ix: ArrayLike<number>, weight: ArrayLike<number>, n: number): Buffer {
-  const out = new Uint32Array(1 + 2 * n);
-  out[0] = n;
-  const w = new Float32Array(out.buffer, (1 + n) * 4, n);
-  for (let i = 0; i < n; i++) {
-    out[1 + i] = ix[i]!;
-    w[i] = weight[i]!;
-  }
-  return bytesOf(out);
+/** Words (u32) of an encoded row of `n` neighbours. */
+export const neighboursWords = (n: number) => 1 + 2 * n;
+
+/**
+ * Encodes a row of typed arrays into `out` at word `at` (neighboursWords(n) words); returns its
+ * bytes, a view of `out`. The builder encodes a flush's rows into one buffer this way.
+ */
+export function encodeNeighboursInto(out: Uint32Array, at: number, ix: Uint32Array, weight: Float64Array, n: number): Buffer {
+  out[at] = n;
+  out.set(ix.subarray(0, n), at + 1);
+  new Float32Array(out.buffer, out.byteOffset + (at + 1 + n) * 4, n).set(weight.subarray(0, n));
+  return Buffer.from(out.buffer, out.byteOffset + at * 4, neighboursWords(n) * 4);
 }
+

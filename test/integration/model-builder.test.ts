@@ -237,6 +237,26 @@ describe('model builder', { concurrency: true }, () => {
       });
     });
 
+    it("pairs a device's anonymous consumption with its user's once the device is linked, as if both had been the user's", async () => {
+      // The user viewed lk-1 on another device; this device, still anonymous, viewed lk-2 and lk-3.
+      await track(s, [ev('detail_pageview', user('link-user', 'link-other-device'), ['article', 'lk-1'])]);
+      await track(s, [ev('detail_pageview', device('link-device'), ['article', 'lk-2']), ev('add_to_cart', device('link-device'), ['product', 'lk-3'])]);
+      await applied(s);
+      // A page visit with both ids links the device: no item, yet the histories merge.
+      await track(s, [ev('page_visit', user('link-user', 'link-device'))]);
+      await applied(s);
+      await readModel(s.server.dataDir, 'demo', (m) => {
+        const [lk1, lk2, lk3] = [ix(m, 'article', 'lk-1'), ix(m, 'article', 'lk-2'), ix(m, 'product', 'lk-3')];
+        assert.deepEqual(m.history('user', 'link-user')?.map((e) => e.ix), [lk1, lk2, lk3]);
+        // lk-2 and lk-3 after lk-1, each with its own weight; lk-2 with lk-3 was counted when lk-3 was added.
+        assert.deepEqual(m.neighbours(lk1), [
+          { ix: lk3, weight: WEIGHTS.add_to_cart },
+          { ix: lk2, weight: WEIGHTS.detail_pageview },
+        ]);
+        assert.deepEqual(m.neighbours(lk2), [{ ix: lk3, weight: WEIGHTS.add_to_cart }, { ix: lk1, weight: WEIGHTS.detail_pageview }]);
+      });
+    });
+
     it("keeps no history and no co-occurrence for 'no-consent' devices but counts their consumption as popularity", async () => {
       const anonymous = device('no-consent');
       await track(s, [ev('detail_pageview', anonymous, ['article', 'nc-1']), ev('detail_pageview', anonymous, ['article', 'nc-2'])]);

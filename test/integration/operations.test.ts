@@ -84,6 +84,10 @@ describe('a server with CORS for one origin and a sampled access log', () => {
     assert.ok((sample(text, 'affinity_http_request_duration_seconds_count', { route: '/api/:environment/events', method: 'POST', status: '400' }) ?? 0) >= 1);
     assert.ok((sample(text, 'affinity_builder_offset', { environment: 'demo' }) ?? 0) >= 1);
     assert.ok((sample(text, 'affinity_builder_applied_events') ?? 0) >= 2);
+    // Issue 12: per environment, how far the log is ahead of the builder and how old its newest event is.
+    assert.equal(sample(text, 'affinity_builder_lag_events', { environment: 'demo' }), 0);
+    const age = sample(text, 'affinity_builder_newest_event_age_seconds', { environment: 'demo' });
+    assert.ok(age !== undefined && age >= 0 && age < 60, `newest event age ${age}`);
     assert.equal(sample(text, 'affinity_rank_queue_depth'), 0);
     assert.equal(sample(text, 'affinity_model_version', { environment: 'demo' }), 0, 'no trained model yet');
     assert.ok((sample(text, 'affinity_lmdb_file_bytes') ?? 0) > 0);

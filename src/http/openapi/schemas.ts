@@ -239,7 +239,55 @@ export const COMPONENT_SCHEMAS: Record<string, Schema> = {
   },
   OAuthError: { type: 'object', required: ['error', 'error_description'], properties: { error: { type: 'string' }, error_description: { type: 'string' } } },
   Jwks: { type: 'object', required: ['keys'], properties: { keys: { type: 'array', items: { type: 'object', required: ['kty'] } } } },
-  Health: { type: 'object', required: ['status'], properties: { status: { const: 'ok' }, model_builder: { type: ['object', 'null'] }, trained_model: { type: ['object', 'null'] } } },
+  Health: {
+    type: 'object',
+    required: ['status'],
+    properties: {
+      status: { const: 'ok' },
+      model_builder: {
+        type: ['object', 'null'],
+        properties: {
+          // Per environment: the log position the builder applied (readable by the ranking workers),
+          // the log's end, the difference, and the newest event applied (its acceptance time and age).
+          environments: {
+            type: 'object',
+            additionalProperties: {
+              type: 'object',
+              required: ['applied_position', 'log_position', 'lag_events', 'newest_event_at', 'newest_event_age_ms'],
+              properties: {
+                applied_position: { type: 'integer', minimum: 0 },
+                log_position: { type: 'integer', minimum: 0 },
+                lag_events: { type: 'integer', minimum: 0 },
+                newest_event_at: { type: ['string', 'null'], format: 'date-time' },
+                newest_event_age_ms: { type: ['integer', 'null'] },
+              },
+            },
+          },
+        },
+      },
+      // Per environment: the trained model in service (`last_build`, never null once one serves) and its builds.
+      trained_model: {
+        type: ['object', 'null'],
+        additionalProperties: {
+          type: 'object',
+          required: ['building', 'builds', 'failures', 'last_build'],
+          properties: {
+            last_build: {
+              type: ['object', 'null'],
+              required: ['version', 'events_position', 'built_at', 'age_ms'],
+              properties: {
+                version: { type: 'integer' },
+                events_position: { type: 'integer', minimum: 0 },
+                built_at: { type: 'string', format: 'date-time' },
+                age_ms: { type: 'integer' },
+                peak_rss_bytes: { type: ['integer', 'null'] },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
   Ready: {
     type: 'object',
     additionalProperties: false,

@@ -9,7 +9,6 @@ import type { Config } from '../../config/types.ts';
 import {
   EVENT_CHANNELS,
   STANDARD_PAGE_TYPES,
-  EVENT_TYPES,
   checkEvent,
   type EventVocabulary,
   type TrackedEvent,
@@ -49,12 +48,6 @@ export interface EventRoutesDeps {
   notifyRanking(notice: Notice): void;
   metrics: ServiceMetrics;
   protobuf: ProtobufCodec;
-}
-
-/** An event's type as a metric label: types outside SPEC.md's table become `unknown`. */
-function typeLabel(event: unknown): string {
-  const type = (event as { event_type?: unknown } | null)?.event_type;
-  return typeof type === 'string' && Object.hasOwn(EVENT_TYPES, type) ? type : 'unknown';
 }
 
 function vocabularies(environments: Config['environments']): Map<string, EventVocabulary> {
@@ -124,7 +117,7 @@ export function registerEventRoutes(server: HttpServer, deps: EventRoutesDeps): 
       });
     }
     if (errors.length > 0) {
-      deps.metrics.countEvents(environment, 'rejected', events.map(typeLabel));
+      deps.metrics.countEvents(environment, 'rejected', events);
       const shown = errors.slice(0, MAX_ERRORS_IN_TITLE).map((e) => `events[${e.index}]: ${e.message}`);
       if (errors.length > MAX_ERRORS_IN_TITLE) shown.push(`and ${errors.length - MAX_ERRORS_IN_TITLE} more`);
       throw E.invalidEvents(shown.join('; '), errors);
@@ -134,7 +127,7 @@ export function registerEventRoutes(server: HttpServer, deps: EventRoutesDeps): 
     // After the commit: a ranking worker that applies the notice reads this batch's commit too.
     const entries = consumedEntries(events as TrackedEvent[], deps.environments[environment]!.model.eventWeights);
     if (entries.length > 0) deps.notifyRanking({ kind: 'consumed', environment, entries });
-    deps.metrics.countEvents(environment, 'accepted', events.map(typeLabel));
+    deps.metrics.countEvents(environment, 'accepted', events);
     sendEmpty(ex, 200);
   });
 

@@ -1,12 +1,16 @@
 /**
  * @module http/routes/health
  * Liveness for load balancers and the README's first check: 200 once requests are served, with
- * the model builder's progress (events applied, acceptance-to-model lag) for operators.
+ * the model builder's progress (events applied, acceptance-to-model lag; per environment its
+ * applied log position, how far the log is ahead of it, and the newest event it has seen) and
+ * the trained model in service for operators. No storage I/O but one log read per environment
+ * on the first request (store/event-log.ts endOf).
  */
 import type { AttemptStats } from '../../auth/attempt-limiter.ts';
 import type { ModelBuilder } from '../../model/builder.ts';
 import type { ModelTrainer } from '../../model/trainer.ts';
 import type { ProcessMonitor } from '../../process-monitor.ts';
+import type { EventLog } from '../../store/event-log.ts';
 import { sendJson } from '../respond.ts';
 import type { HttpServer } from '../server.ts';
 
@@ -25,12 +29,15 @@ export interface HealthExtras {
   /** Counters of the token endpoint (auth/attempt-limiter.ts). */
   tokenEndpoint?: AttemptStats;
   process?: ProcessMonitor;
+  /** For the log's end per environment (the builder's lag in events). */
+  eventLog?: EventLog;
 }
 
 export function registerHealthRoute(server: HttpServer, builder: ModelBuilder, trainer?: ModelTrainer, extras: HealthExtras = {}): void {
-  const { tokenEndpoint } = extras;
+  const { tokenEndpoint, eventLog } = extras;
   server.route('get', '/health', { status: {} }, (ex) => {
     const stats = builder.stats;
+    const now = Date.now();
     sendJson(ex, 200, {
       status: 'ok',
       process: extras.process ? processToWire(extras.process) : null,
@@ -49,6 +56,23 @@ export function registerHealthRoute(server: HttpServer, builder: ModelBuilder, t
             lag_ms: { p50: stats.lag.p50Ms, p99: stats.lag.p99Ms, max: stats.lag.maxMs },
             positions: stats.positions,
             skipped: stats.skipped,
+            environments: Object.fromEntries(
+              Object.entries(stats.positions).map(([environment, applied]) => {
+                const newest = stats.newestEventAt[environment];
+                // Another thread's appends (an import) can put the log ahead of this thread's memory of it.
+                const end = Math.max(applied, eventLog?.endOf(environment) ?? applied);
+                return [
+                  environment,
+                  {
+                    applied_position: applied,
+                    log_position: end,
+                    lag_events: end - applied,
+                    newest_event_at: newest === undefined ? null : new Date(newest).toISOString(),
+                    newest_event_age_ms: newest === undefined ? null : now - newest,
+                  },
+                ];
+              }),
+            ),
           }
         : null,
       // Per environment: the last successful trained-model build (time, memory) and failures.
@@ -66,10 +90,12 @@ export function registerHealthRoute(server: HttpServer, builder: ModelBuilder, t
                       items: s.last.items,
                       users: s.last.users,
                       interactions: s.last.interactions,
+                      events_position: s.last.eventsPosition,
                       built_at: new Date(s.last.builtAt).toISOString(),
+                      age_ms: now - s.last.builtAt,
                       build_ms: s.last.buildMs,
                       memory_bytes: s.last.memoryBytes,
-                      peak_rss_bytes: s.last.peakRssBytes,
+                      peak_rss_bytes: s.last.peakRssBytes ?? null,
                     }
                   : null,
                 last_error: s.lastError ? { at: new Date(s.lastError.at).toISOString(), error: s.lastError.error } : null,

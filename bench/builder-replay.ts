@@ -1,0 +1,105 @@
+// A standalone replay through the model builder (issue 12: 1,000,000 events in ≤ 5 s): writes
+// `events` events in batches of 10 (the mix of bench/wrk/post-events.lua: page views,
+// impressions, an anonymous view, add to cart, a click, a purchase or page visit, 50,000 users
+// over 100,000 items with a u³ popularity skew) to a fresh data directory's event log, then
+// starts the builder worker alone on it and times it until it has applied and written them all.
+// CPU is the whole process's (/proc/self/stat) during the replay: the builder thread and the
+// LMDB and V8 helper threads it keeps busy. Used by events.bench.ts; run alone for a profile:
+//   node --import tsx --cpu-prof --cpu-prof-dir=/tmp/prof bench/builder-replay.ts 1000000
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { pino } from 'pino';
+import { DEFAULT_CONFIG } from '../src/config/defaults.ts';
+import { ModelBuilder } from '../src/model/builder.ts';
+import { EventLog } from '../src/store/event-log.ts';
+import { Store } from '../src/store/open.ts';
+import { tempDir } from '../test/helpers/server.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+const USERS = 50_000;
+const ITEMS = 100_000;
+
+/** A deterministic generator (mulberry32): every run replays the same events. */
+function random(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function batchOf(next: () => number, n: number): Array<Record<string, unknown> & { event_type: string }> {
+  const out = [];
+  for (let k = 0; k < 10; k++) {
+    const u = 1 + Math.floor(next() * USERS);
+    const item = `i${Math.floor(next() ** 3 * ITEMS)}`;
+    const base = { device_id: `d${u}`, user_id: `u${u}`, action_item: item, action_item_type: 'article', channel: 'www' };
+    if (k < 4) out.push({ event_type: 'detail_pageview', page_type: 'article_detail', ...base });
+    else if (k < 6) out.push({ event_type: 'impression', page_type: 'home', ...base, list_name: 'popular', request_id: 'r1', user_group: 'affinity' });
+    else if (k === 6) out.push({ event_type: 'detail_pageview', page_type: 'article_detail', ...base, user_id: null, channel: 'www-mobile' });
+    else if (k === 7) out.push({ event_type: 'add_to_cart', page_type: 'product_detail', ...base, amount: 1 });
+    else if (k === 8) out.push({ event_type: 'click_on_recommendation', page_type: 'home', ...base, list_name: 'popular', request_id: 'r1', user_group: 'affinity' });
+    else if (n % 2 === 0) out.push({ event_type: 'purchase', ...base, amount: 1, purchased_price: 9.5 });
+    else out.push({ event_type: 'page_visit', page_type: 'home', device_id: `d${u}`, user_id: `u${u}`, channel: 'app' });
+  }
+  return out;
+}
+
+/** CPU µs of this process (all threads) and of its thread named aff-builder (0 before it exists). */
+function cpuUs(): { all: number; builder: number } {
+  const ticks = (stat: string) => {
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) * 10_000;
+  };
+  let builder = 0;
+  for (const tid of readdirSync('/proc/self/task')) {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    if (stat.includes('(aff-builder)')) builder = ticks(stat);
+  }
+  return { all: ticks(readFileSync('/proc/self/stat', 'utf8')), builder };
+}
+
+/** `keepDataDir`: replay into this directory and leave it (for a restart measurement after). */
+export async function replayThroughBuilder(
+  events: number,
+  keepDataDir?: string,
+): Promise<{ loadSec: number; replaySec: number; cpuUsPerEvent: number; builderUsPerEvent: number }> {
+  const dataDir = keepDataDir ?? tempDir('affinity-replay-');
+  const storeConfig = { ...DEFAULT_CONFIG.store, dataDir };
+  try {
+    const store = new Store(storeConfig);
+    const log = new EventLog(store);
+    const next = random(12);
+    const loadStart = performance.now();
+    let pending: Array<Promise<unknown>> = [];
+    for (let n = 0; n < events / 10; n++) {
+      const batch = batchOf(next, n);
+      pending.push(log.append('demo', batch, Buffer.from(JSON.stringify({ events: batch })), Date.now()));
+      if (pending.length === 1000) {
+        await Promise.all(pending);
+        pending = [];
+      }
+    }
+    await Promise.all(pending);
+    await store.close();
+    const loadSec = (performance.now() - loadStart) / 1000;
+
+    const cpuStart = cpuUs();
+    const start = performance.now();
+    const builder = new ModelBuilder({ store: storeConfig, environments: { demo: DEFAULT_CONFIG.environments.demo! }, log: pino({ level: 'warn' }) });
+    while ((builder.stats?.positions.demo ?? 0) < events) await sleep(20);
+    const replaySec = (performance.now() - start) / 1000;
+    const cpuEnd = cpuUs();
+    await builder.close();
+    const perEvent = (us: number) => Math.round((us / events) * 10) / 10;
+    return { loadSec, replaySec, cpuUsPerEvent: perEvent(cpuEnd.all - cpuStart.all), builderUsPerEvent: perEvent(cpuEnd.builder) };
+  } finally {
+    if (!keepDataDir) rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const events = Number(process.argv[2] ?? 1_000_000);
+  console.log(JSON.stringify({ events, ...(await replayThroughBuilder(events)) }));
+}
