@@ -87,7 +87,7 @@ export const neighboursWords = (n: number) => 1 + 2 * n;
  * Encodes a row of typed arrays into `out` at word `at` (neighboursWords(n) words); returns its
  * bytes, a view of `out`. The builder encodes a flush's rows into one buffer this way.
  */
-export function encodeNeighboursInto(out: Uint32Array, at: number, ix: Uint32Array, weight: Float64Array, n: number): Buffer {
+export function encodeNeighboursInto(out: Uint32Array, at: number, ix: Uint32Array, weight: Float64Array | Float32Array, n: number): Buffer {
   out[at] = n;
   out.set(ix.subarray(0, n), at + 1);
   new Float32Array(out.buffer, out.byteOffset + (at + 1 + n) * 4, n).set(weight.subarray(0, n));

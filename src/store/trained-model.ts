@@ -15,7 +15,7 @@
  */
 import type { Store } from './open.ts';
 import type { SparseRows } from '../model/sparse-autoencoder.ts';
-import { bytesOf, copyU32, encodeNeighbours } from './model.ts';
+import { bytesOf, copyU32, encodeNeighboursInto, neighboursWords } from './model.ts';
 
 export interface TrainedModelMeta {
   /** Increasing per environment; rows of other versions are never read for this one. */
@@ -67,7 +67,7 @@ export function writeTrainedVersion(store: Store, env: string, version: number, 
         const from = rows.offsets[c]!;
         const length = rows.offsets[c + 1]! - from;
         if (length === 0) continue;
-        store.model.put(trainedRowKey(env, version, items[c]!), encodeNeighbours(ix.subarray(from), rows.weights.subarray(from), length));
+        store.model.put(trainedRowKey(env, version, items[c]!), encodeNeighboursInto(new Uint32Array(neighboursWords(length)), 0, ix.subarray(from), rows.weights.subarray(from), length));
       }
     });
   }
