@@ -2011,8 +2011,32 @@ export interface components {
     };
     Health: {
       status: "ok";
-      model_builder?: Record<string, unknown> | null;
-      trained_model?: Record<string, unknown> | null;
+      model_builder?: {
+        environments?: {
+          [key: string]: {
+            applied_position: number;
+            log_position: number;
+            lag_events: number;
+            newest_event_at: string | null;
+            newest_event_age_ms: number | null;
+            [key: string]: unknown;
+          };
+        };
+        [key: string]: unknown;
+      } | null;
+      trained_model?: {
+        [key: string]: {
+          last_build: {
+            version: number;
+            events_position: number;
+            built_at: string;
+            age_ms: number;
+            peak_rss_bytes?: number | null;
+            [key: string]: unknown;
+          } | null;
+          [key: string]: unknown;
+        };
+      } | null;
       [key: string]: unknown;
     };
     Ready: {
