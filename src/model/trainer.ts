@@ -57,6 +57,8 @@ export class ModelTrainer {
   readonly #environments: Config['environments'];
   readonly #timers: NodeJS.Timeout[] = [];
   readonly #pending = new Map<number, Pending>();
+  /** Per environment, the build that starts once the running one ends (rebuild's `cover` mode). */
+  readonly #next = new Map<string, Promise<RebuildResult>>();
   readonly #stats = new Map<string, TrainerStats>();
   /** Per environment: when the last automatic build started and the applied position then. */
   readonly #attempts = new Map<string, { at: number; position: number }>();
@@ -178,14 +180,30 @@ export class ModelTrainer {
   }
 
   /**
-   * Builds the environment's model now (or joins the build already running for it). Resolves
-   * with the outcome; never rejects: a failure is a `failed` result, and the previous model
-   * keeps serving.
+   * Builds the environment's model now. `join` (the schedule) shares a build already running;
+   * `cover` (POST /model/rebuild) answers with a build that read every event accepted before the
+   * call: with one running, it waits for that one and builds again, the calls waiting meanwhile
+   * sharing that next build. (Joining let the endpoint answer with an automatic build that had
+   * started on a part of the events: over HTTP, a load followed by a rebuild served a model of
+   * half the data.) Resolves with the outcome; never rejects: a failure is a `failed` result,
+   * and the previous model keeps serving.
    */
-  rebuild(environment: string): Promise<RebuildResult> {
+  rebuild(environment: string, mode: 'join' | 'cover' = 'join'): Promise<RebuildResult> {
     const config = this.#environments[environment];
     if (!config?.model.trained.enabled) return Promise.resolve({ status: 'skipped', reason: 'the trained model is disabled for this environment' });
-    for (const pending of this.#pending.values()) if (pending.environment === environment) return pending.promise;
+    for (const pending of this.#pending.values()) {
+      if (pending.environment !== environment) continue;
+      if (mode === 'join') return pending.promise;
+      let next = this.#next.get(environment);
+      if (!next) {
+        next = pending.promise.then(() => {
+          this.#next.delete(environment);
+          return this.rebuild(environment, 'join');
+        });
+        this.#next.set(environment, next);
+      }
+      return next;
+    }
     if (this.#stopping) return Promise.resolve({ status: 'failed', error: 'the service is stopping' });
     const id = this.#nextId++;
     let resolve!: (result: RebuildResult) => void;

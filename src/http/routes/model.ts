@@ -2,8 +2,10 @@
  * @module http/routes/model
  * POST /{environment}/model/rebuild: rebuilds the environment's trained model now, in the trainer
  * worker (never on this thread), and answers once it serves: its version, size, build time and
- * working memory. A build already running for the environment is joined, not repeated. A failed
- * build answers 500 `model-build-failed`; the previous model keeps serving.
+ * working memory. The model it answers with read every event accepted before the request: a build
+ * already running (an automatic one may have started on part of them) is waited for, then one
+ * more runs, shared by the requests that waited. A failed build answers 500
+ * `model-build-failed`; the previous model keeps serving.
  */
 import type { Config } from '../../config/types.ts';
 import { E } from '../../errors.ts';
@@ -26,7 +28,7 @@ export function registerModelRoutes(server: HttpServer, deps: ModelRoutesDeps): 
     const environment = req.params[0] ?? '';
     await authorize(deps.auth, req.authorization, environment);
     environmentOf(deps.environments, environment);
-    const result = await deps.trainer.rebuild(environment);
+    const result = await deps.trainer.rebuild(environment, 'cover');
     if (result.status === 'failed') throw E.modelBuildFailed(`The trained model of '${environment}' could not be built: ${result.error}`);
     if (result.status === 'skipped') {
       sendJson(ex, 200, { environment, status: 'skipped', reason: result.reason });
