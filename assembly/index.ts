@@ -11,7 +11,6 @@ import {
   STATUS_OUT_OF_MEMORY, VECTOR_DIM,
 } from "./abi";
 import { arenaBase, clearScratchAll, ensureMemory, fieldOffset, itemCount, layoutItems, requestOff } from "./layout";
-import { axpyF32 } from "./dense";
 import { rankRequest, word, wordF32 } from "./rank";
 import { selectTopK } from "./topk";
 
@@ -128,14 +127,4 @@ export function topK(scoresOff: usize, n: i32, k: i32, outOff: usize): i32 {
   if (<u64>scoresOff + (<u64>n << 2) > limit || <u64>outOff + (<u64>k << 2) > limit) return STATUS_BAD_ARGS;
   if (k == 0 || n == 0) return 0;
   return selectTopK(scoresOff, n, k, outOff);
-}
-
-/**
- * y += a × x over `n` f32 at byte offsets `y` and `x` (4-byte aligned, in the request area, i.e.
- * anywhere past the items region). Returns 0 or STATUS_BAD_ARGS (nothing touched).
- */
-export function axpy(y: usize, x: usize, n: i32, a: f32): i32 {
-  if (n < 0 || !inRequestArea(<u32>y, <u32>n) || !inRequestArea(<u32>x, <u32>n) || !isFinite<f32>(a)) return STATUS_BAD_ARGS;
-  axpyF32(y, x, n, a);
-  return 0;
 }

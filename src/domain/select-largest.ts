@@ -1,7 +1,7 @@
 /**
  * @module domain/select-largest
- * Partial selection of the k largest entries of an index array by a key: the trainer's row
- * pruning and a ranking worker's trained-model candidates both need the best few hundred of
+ * Partial selection of the k largest entries of an index array by a key: the trainer prunes
+ * each model row (and each co-occurrence row it regresses on) to the best few hundred of
  * thousands, where a full sort cost most of the selection. Pure, no allocation.
  */
 

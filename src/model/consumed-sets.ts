@@ -7,6 +7,7 @@
  * consumed item, one LMDB read per request for a user and one for a device.
  */
 import type { Key } from 'lmdb';
+import { grown } from '../domain/grown.ts';
 import { bytesOf, copyU32, deviceConsumedKey, userConsumedKey } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 
@@ -91,9 +92,7 @@ function insert(set: ConsumedSet, ix: number): boolean {
   }
   if (lo < set.length && set.ix[lo] === ix) return false;
   if (set.length === set.ix.length) {
-    const grown = new Uint32Array(Math.max(8, set.ix.length * 2));
-    grown.set(set.ix);
-    set.ix = grown;
+    set.ix = grown(set.ix, Math.max(8, set.ix.length * 2));
   }
   set.ix.copyWithin(lo + 1, lo, set.length);
   set.ix[lo] = ix;

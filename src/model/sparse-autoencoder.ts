@@ -17,6 +17,7 @@
  * of both parts are coefficients of one objective, so they add up in one score. Pure
  * computation: no I/O, no threads (the trainer worker runs it).
  */
+import { grown } from '../domain/grown.ts';
 import { selectLargest, sortByKey } from '../domain/select-largest.ts';
 import { type AutoencoderOptions, type InteractionRows, trainAutoencoder } from './linear-autoencoder.ts';
 
@@ -156,15 +157,9 @@ class Entries {
 
   push(seed: number, col: number, weight: number): void {
     if (this.length === this.seed.length) {
-      const size = this.length * 2;
-      const grow = <T extends Uint32Array | Float32Array>(x: T): T => {
-        const out = new (x.constructor as new (n: number) => T)(size);
-        out.set(x);
-        return out;
-      };
-      this.seed = grow(this.seed);
-      this.col = grow(this.col);
-      this.weight = grow(this.weight);
+      this.seed = grown(this.seed, this.length * 2);
+      this.col = grown(this.col, this.length * 2);
+      this.weight = grown(this.weight, this.length * 2);
     }
     this.seed[this.length] = seed;
     this.col[this.length] = col;

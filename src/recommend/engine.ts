@@ -8,6 +8,7 @@
  * of histories and neighbour rows into reused buffers) and turns ix back into ids.
  */
 import type { Config, ListStrategy } from '../config/types.ts';
+import { grown } from '../domain/grown.ts';
 import { Catalog } from '../store/catalog.ts';
 import {
   CHANGES_POSITION_KEY,
@@ -120,11 +121,6 @@ class InputBuffers {
 
 }
 
-function grown<T extends Float32Array | Uint32Array>(a: T, size: number): T {
-  const out = new (a.constructor as new (n: number) => T)(size);
-  out.set(a);
-  return out;
-}
 
 interface Environment {
   view: CatalogView;

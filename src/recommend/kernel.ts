@@ -91,7 +91,6 @@ export interface KernelExports {
   clearScratch(): void;
   rank(headerOff: number): number;
   topK(scoresOff: number, n: number, k: number, outOff: number): number;
-  axpy(y: number, x: number, n: number, a: number): number;
 }
 
 export const KERNEL_PATH = join(import.meta.dirname, '..', '..', 'build', 'kernel.wasm');

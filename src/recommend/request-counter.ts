@@ -8,6 +8,7 @@
  * writes these keys, so its read-modify-write never races the builder's. A crash loses at most
  * FLUSH_MS of counts (reporting, not billing).
  */
+import { grown } from '../domain/grown.ts';
 import { LATENCY_BUCKETS, latencyBucket } from '../domain/latency-buckets.ts';
 import { copyU32 } from '../store/model.ts';
 import { addToRollup, coverageKey, dayOf, hourOf, latencyKey, recommendedCountsKey, reportKey, rollupKey } from '../store/report-keys.ts';
@@ -141,15 +142,11 @@ class ItemCounts {
 
   add(ix: number): void {
     if (ix >= this.counts.length) {
-      const grown = new Uint32Array(Math.max(ix + 1, this.counts.length * 2));
-      grown.set(this.counts);
-      this.counts = grown;
+      this.counts = grown(this.counts, Math.max(ix + 1, this.counts.length * 2));
     }
     if (this.counts[ix]!++ > 0) return;
     if (this.touchedCount === this.touched.length) {
-      const grown = new Uint32Array(this.touched.length * 2);
-      grown.set(this.touched);
-      this.touched = grown;
+      this.touched = grown(this.touched, this.touched.length * 2);
     }
     this.touched[this.touchedCount++] = ix;
   }

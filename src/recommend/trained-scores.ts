@@ -12,6 +12,7 @@
  * items: it thrashed over the 51,000 rows of the model and its copies fed the GC.
  */
 import type { TrainedModelConfig } from '../config/types.ts';
+import { grown } from '../domain/grown.ts';
 import { decodeNeighbours } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 import { readTrainedItems, readTrainedMeta, trainedRowKey } from '../store/trained-model.ts';
@@ -102,12 +103,8 @@ export class TrainedScores {
     const n = stored.ix.length;
     if (this.#arenaUsed + n > this.#arenaIx.length) {
       const size = Math.max(this.#arenaUsed + n, this.#arenaIx.length * 2, 1 << 16);
-      const grownIx = new Uint32Array(size);
-      grownIx.set(this.#arenaIx.subarray(0, this.#arenaUsed));
-      const grownWeight = new Float32Array(size);
-      grownWeight.set(this.#arenaWeight.subarray(0, this.#arenaUsed));
-      this.#arenaIx = grownIx;
-      this.#arenaWeight = grownWeight;
+      this.#arenaIx = grown(this.#arenaIx, size, this.#arenaUsed);
+      this.#arenaWeight = grown(this.#arenaWeight, size, this.#arenaUsed);
     }
     const start = this.#arenaUsed;
     // Every entry of a row is a model item; one that is not (a malformed row) is dropped.

@@ -1,0 +1,14 @@
+/**
+ * @module domain/grown
+ * A typed array's growth: the builder, the trainer and the ranking workers keep growable typed
+ * buffers (no object per entry for the GC to trace) and grew them with five near-copies.
+ */
+
+type Growable = Uint8Array | Uint16Array | Uint32Array | Int32Array | Float32Array | Float64Array;
+
+/** A new array of `size` (same type) holding `a`'s first `used` entries (default all). */
+export function grown<T extends Growable>(a: T, size: number, used = a.length): T {
+  const out = new (a.constructor as new (n: number) => T)(size);
+  out.set(a.subarray(0, Math.min(used, size)) as never);
+  return out;
+}
