@@ -4,13 +4,13 @@
 // trainer) on each dataset and protocol, beside baselines computed on the same splits
 // (src/eval/baselines.ts: popular, item-kNN, full EASE with λ tuned) and the published table
 // (src/eval/published.ts): mean ± sd over seeds, then nDCG@10 by history-length bucket.
-// --over-http adds a run per seed against the built service over its public API (src/eval/over-http.ts).
+// --over-http adds a run per seed against the built service over its public API (scripts/eval-over-http.ts).
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { readDataset } from '../src/eval/datasets.ts';
 import { evalEnvironment, evaluateSplit, type RunResult } from '../src/eval/harness.ts';
-import { evaluateOverHttp } from '../src/eval/over-http.ts';
+import { evaluateOverHttp } from './eval-over-http.ts';
 import { PUBLISHED_ML_100K, PUBLISHED_SOURCE } from '../src/eval/published.ts';
 import { easeBaseline, HISTORY_BUCKETS, itemKnnBaseline, metricsByBucket, popularBaseline, type Predictions } from '../src/eval/baselines.ts';
 import { type RankingMetrics, rankingMetrics } from '../src/eval/metrics.ts';

@@ -1,5 +1,5 @@
 /**
- * @module eval/over-http
+ * @module scripts/eval-over-http
  * One evaluation run as a new user would do it: the built service (`node dist/main.js`) started
  * with no configuration file on a fresh data directory (the `demo` environment and its demo
  * client, whose secret it logs once), the catalog PUT through the items API as `article`s, the
@@ -7,41 +7,25 @@
  * (no timestamps, no ratings: the API carries neither), `POST /model/rebuild`, then one
  * `recommended_for_you` request of size k per test user, with no request history and no
  * `exclude`. What it measures is what the service serves, consumed-item exclusion included.
- * Offline tooling: it spawns the service and talks HTTP; nothing here runs inside it.
+ * Offline tooling: it starts the service as the tests do (test/helpers/server.ts: a free port, a
+ * fresh data directory, the demo client from its log) and talks HTTP; nothing here runs inside it.
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Dataset } from './datasets.ts';
-import { type RankingMetrics, rankingMetrics } from './metrics.ts';
-import type { Split } from './split.ts';
+import type { Dataset } from '../src/eval/datasets.ts';
+import { type RankingMetrics, rankingMetrics } from '../src/eval/metrics.ts';
+import type { Split } from '../src/eval/split.ts';
+import { getToken } from '../test/helpers/auth.ts';
+import { startServer } from '../test/helpers/server.ts';
 
 const ENVIRONMENT = 'demo';
 const ITEM_TYPE = 'article';
 const EVENTS_PER_BATCH = 100;
 /** Requests in flight at once for items and recommendations (events go in order, one batch at a time). */
 const IN_FLIGHT = 16;
-const ROOT = join(import.meta.dirname, '..', '..');
-
 export interface OverHttpResult {
   metrics: RankingMetrics;
   predictions: Map<string, string[]>;
   ms: { start: number; load: number; modelBuilder: number; training: number; recommend: number };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Runs `work` over `items` with at most `limit` calls pending. */
@@ -62,38 +46,16 @@ async function call(url: string, init: RequestInit & { expect?: number } = {}): 
 
 /** Evaluates one split over HTTP against a freshly started service. */
 export async function evaluateOverHttp(dataset: Dataset, split: Split, k: number): Promise<OverHttpResult> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'affinity-eval-http-'));
-  const port = await freePort();
-  const child = spawn(process.execPath, [join(ROOT, 'dist', 'main.js')], {
-    cwd: ROOT,
-    env: { ...process.env, AFFINITY_HOST: '127.0.0.1', AFFINITY_PORT: String(port), AFFINITY_DATA_DIR: dataDir },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const base = `http://127.0.0.1:${port}`;
+  const t0 = performance.now();
+  const server = await startServer({ built: true });
+  const base = server.url;
   try {
-    const t0 = performance.now();
-    const credentials = await new Promise<{ client_id: string; client_secret: string }>((resolve, reject) => {
-      child.once('exit', (code) => reject(new Error(`the service exited (${code}) before logging its demo client; was \`npm run build\` run?`)));
-      createInterface({ input: child.stdout! }).on('line', (line) => {
-        try {
-          const entry = JSON.parse(line) as { client_id?: string; client_secret?: string };
-          if (entry.client_id && entry.client_secret) resolve({ client_id: entry.client_id, client_secret: entry.client_secret });
-        } catch {
-          // not a log line
-        }
-      });
-    });
     for (;;) {
       const ready = await fetch(`${base}/ready`).then((r) => r.status, () => 0);
       if (ready === 200) break;
       await sleep(100);
     }
-    const basic = Buffer.from(`${credentials.client_id}:${credentials.client_secret}`).toString('base64');
-    const { access_token: token } = (await call(`${base}/api/oauth/token`, {
-      method: 'POST',
-      headers: { Authorization: `Basic ${basic}`, 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: 'grant_type=client_credentials',
-    })) as { access_token: string };
+    const token = await getToken(server);
     const json = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
     const t1 = performance.now();
 
@@ -162,8 +124,6 @@ export async function evaluateOverHttp(dataset: Dataset, split: Split, k: number
       ms: { start: t1 - t0, load: t2 - t1, modelBuilder: t3 - t2, training: t4 - t3, recommend: t5 - t4 },
     };
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((resolve) => (child.exitCode !== null ? resolve(undefined) : child.once('exit', resolve)));
-    rmSync(dataDir, { recursive: true, force: true });
+    await server.close();
   }
 }
