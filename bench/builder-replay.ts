@@ -6,13 +6,14 @@
 // CPU is the whole process's (/proc/self/stat) during the replay: the builder thread and the
 // LMDB and V8 helper threads it keeps busy. Used by events.bench.ts; run alone for a profile:
 //   node --import tsx --cpu-prof --cpu-prof-dir=/tmp/prof bench/builder-replay.ts 1000000
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { pino } from 'pino';
 import { DEFAULT_CONFIG } from '../src/config/defaults.ts';
 import { ModelBuilder } from '../src/model/builder.ts';
 import { EventLog } from '../src/store/event-log.ts';
 import { Store } from '../src/store/open.ts';
 import { tempDir } from '../test/helpers/server.ts';
+import { cpuPerRequest, threadTicks } from './wrk-runner.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const USERS = 50_000;
@@ -46,20 +47,6 @@ function batchOf(next: () => number, n: number): Array<Record<string, unknown> &
   return out;
 }
 
-/** CPU µs of this process (all threads) and of its thread named aff-builder (0 before it exists). */
-function cpuUs(): { all: number; builder: number } {
-  const ticks = (stat: string) => {
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) * 10_000;
-  };
-  let builder = 0;
-  for (const tid of readdirSync('/proc/self/task')) {
-    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-    if (stat.includes('(aff-builder)')) builder = ticks(stat);
-  }
-  return { all: ticks(readFileSync('/proc/self/stat', 'utf8')), builder };
-}
-
 /** `keepDataDir`: replay into this directory and leave it (for a restart measurement after). */
 export async function replayThroughBuilder(
   events: number,
@@ -85,15 +72,15 @@ export async function replayThroughBuilder(
     await store.close();
     const loadSec = (performance.now() - loadStart) / 1000;
 
-    const cpuStart = cpuUs();
+    const cpuStart = threadTicks(process.pid);
     const start = performance.now();
     const builder = new ModelBuilder({ store: storeConfig, environments: { demo: DEFAULT_CONFIG.environments.demo! }, log: pino({ level: 'warn' }) });
     while ((builder.stats?.positions.demo ?? 0) < events) await sleep(20);
     const replaySec = (performance.now() - start) / 1000;
-    const cpuEnd = cpuUs();
+    const perEvent = cpuPerRequest(cpuStart, threadTicks(process.pid), events);
     await builder.close();
-    const perEvent = (us: number) => Math.round((us / events) * 10) / 10;
-    return { loadSec, replaySec, cpuUsPerEvent: perEvent(cpuEnd.all - cpuStart.all), builderUsPerEvent: perEvent(cpuEnd.builder) };
+    const rounded = (us = 0) => Math.round(us * 10) / 10;
+    return { loadSec, replaySec, cpuUsPerEvent: rounded(perEvent.all), builderUsPerEvent: rounded(perEvent['aff-builder']) };
   } finally {
     if (!keepDataDir) rmSync(dataDir, { recursive: true, force: true });
   }

@@ -17,7 +17,7 @@
 //      BENCH_EVENTS_DELAY_MS=d paces each connection (64 × 1000 / d requests/s) to find the rate
 //      the builder sustains within its lag target.
 import { spawn, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -25,6 +25,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startServer, tempDir } from '../test/helpers/server.ts';
 import { replayThroughBuilder } from './builder-replay.ts';
 import { failures, parseWrkResult, requestsPerSec, type WrkResult } from './wrk-result.ts';
+import { cpuPerRequest, median, threadTicks } from './wrk-runner.ts';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 3));
@@ -51,26 +52,15 @@ function pin(pid: number, core: string): void {
 const THREAD_GROUPS = ['main', 'aff-builder', 'aff-trainer', 'aff-rank', 'helpers'] as const;
 type ThreadGroup = (typeof THREAD_GROUPS)[number];
 
-/** CPU time (µs) each group of a process's threads used so far (/proc/<pid>/task/<tid>/stat utime + stime). */
-function threadCpuUs(pid: number): Record<ThreadGroup, number> {
+/** µs of CPU per event by thread group (the service's named threads, the rest as helpers) between two /proc snapshots. */
+function usPerEventByGroup(before: Map<string, number>, after: Map<string, number>, events: number): Record<ThreadGroup, number> {
   const out: Record<ThreadGroup, number> = { main: 0, 'aff-builder': 0, 'aff-trainer': 0, 'aff-rank': 0, helpers: 0 };
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    } catch {
-      continue; // the thread ended
-    }
-    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    // Fields 14 and 15 of stat(5); the slice starts at field 3.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const us = ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
-    const group: ThreadGroup = tid === String(pid) ? 'main' : (THREAD_GROUPS as readonly string[]).includes(name) ? (name as ThreadGroup) : 'helpers';
-    out[group] += us;
+  for (const [role, us] of Object.entries(cpuPerRequest(before, after, events))) {
+    if (role === 'all') continue;
+    out[(THREAD_GROUPS as readonly string[]).includes(role) ? (role as ThreadGroup) : 'helpers'] += us;
   }
   return out;
 }
-const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim() || 100);
 
 async function runWrk(url: string, seconds: number): Promise<WrkResult> {
   const args = ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--timeout', '5s', '-s', join(WRK_DIR, 'post-events.lua'), url, '--', 'demo', String(DELAY_MS)];
@@ -125,7 +115,7 @@ async function affinityRound(): Promise<AffinityRound> {
     const warm = await runWrk(server.url, 2);
     const warmEvents = (warm.statuses['200'] ?? 0) * EVENTS_PER_REQUEST;
     await builderCaughtUp(server.url, warmEvents);
-    const cpuStart = threadCpuUs(server.proc.pid!);
+    const cpuStart = threadTicks(server.proc.pid!);
     const wrk = await runWrk(server.url, SECONDS);
     const events = (wrk.statuses['200'] ?? 0) * EVENTS_PER_REQUEST;
     const loadEnd = Date.now();
@@ -133,8 +123,7 @@ async function affinityRound(): Promise<AffinityRound> {
     const builder = (await builderCaughtUp(server.url, warmEvents + events)).model_builder!;
     const catchUpMs = Date.now() - loadEnd;
     // Load and catch-up together: HTTP, validation, log writes and the builder's work per event.
-    const cpuEnd = threadCpuUs(server.proc.pid!);
-    const threadUsPerEvent = Object.fromEntries(THREAD_GROUPS.map((g) => [g, (cpuEnd[g] - cpuStart[g]) / events])) as Record<ThreadGroup, number>;
+    const threadUsPerEvent = usPerEventByGroup(cpuStart, threadTicks(server.proc.pid!), events);
     const cpuUsPerEvent = THREAD_GROUPS.reduce((sum, g) => sum + threadUsPerEvent[g], 0);
     return { wrk, lag: builder.lag_ms, applied: builder.events_applied, catchUpMs, cpuUsPerEvent, threadUsPerEvent };
   } finally {
@@ -142,7 +131,6 @@ async function affinityRound(): Promise<AffinityRound> {
   }
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const worst = (xs: number[]) => Math.max(...xs);
 
 const baseline: WrkResult[] = [];

@@ -1,14 +1,14 @@
 // GET /reports over 90 days (issue 15: at most 50 ms), over loopback HTTP against the service
 // started on a data directory filled beforehand with 90 days of counters as the builder and the
 // request counter write them: 10 lists, 3 user groups, 5 channels, 6 page types, 10 metrics
-// each, 12 event types, in day and hour rollups and one key per counter; the day's coverage bitset over 100,000
+// each, 12 event types, in day and hour rollups; the day's coverage bitset over 100,000
 // items and its latency histogram. Baseline in the same run: the same report over one day.
 // Also /reports/ab over 90 days. Prints median and p99 per task (tinybench).
 //
 //   npm run bench -- reports          (BENCH_QUICK=1: fewer iterations)
 import { Bench } from 'tinybench';
 import { Store } from '../src/store/open.ts';
-import { addToRollup, coverageKey, latencyKey, reportKey, rollupKey } from '../src/store/report-keys.ts';
+import { addToRollup, coverageKey, latencyKey, rollupKey } from '../src/store/report-keys.ts';
 import { LATENCY_BUCKETS } from '../src/domain/latency-buckets.ts';
 import { getToken } from '../test/helpers/auth.ts';
 import { startServer, tempDir } from '../test/helpers/server.ts';
@@ -37,7 +37,6 @@ for (let d = 0; d < DAYS; d++) {
     for (const [dimension, values] of Object.entries(VALUES)) {
       for (const value of values) {
         for (const metric of METRICS) {
-          store.modelState.put(reportKey('demo', day, dimension, value, metric), 1000 + d);
           counts.push([`${dimension}\u0000${value}\u0000${metric}`, 1000 + d]);
         }
       }
@@ -47,7 +46,6 @@ for (let d = 0; d < DAYS; d++) {
     addToRollup(store.modelState, rollupKey('demo', 'd', day, 'requests'), counts.filter(([id]) => id.endsWith('requests')));
     for (let h = 0; h < 24; h++) addToRollup(store.modelState, rollupKey('demo', 'h', `${day}T${String(h).padStart(2, '0')}`, 'builder'), counts);
     keys += counts.length + 26;
-    for (const type of EVENT_TYPES) store.modelState.put(reportKey('demo', day, 'event_type', type, 'events'), 5000);
     const bits = new Uint8Array(ITEMS / 8);
     for (let i = 0; i < bits.length; i += 3) bits[i] = 0xff;
     store.modelState.put(coverageKey('demo', day), Buffer.from(bits));

@@ -64,7 +64,8 @@ export class EnvironmentModel {
     this.#reports.add(e, t, ix);
     const userId = str(e.user_id);
     const deviceId = str(e.device_id);
-    if (userId && deviceId && deviceId !== 'no-consent' && this.#histories.linkedUser(deviceId) !== userId) {
+    const linkedUser = deviceId && deviceId !== 'no-consent' ? this.#histories.linkedUser(deviceId) : undefined;
+    if (userId && deviceId && deviceId !== 'no-consent' && linkedUser !== userId) {
       const merged = this.#histories.link(deviceId, userId);
       if (merged) this.#pairMerged(merged);
       this.#consumed.merge(deviceId, userId);
@@ -84,7 +85,7 @@ export class EnvironmentModel {
     if (history) {
       this.#histories.append(history, ix, EVENT_TYPE_CODES[e.event_type]!, unixSec);
       // The same owner as the history's: the user, else the device's linked user, else the device.
-      const owner = userId ?? this.#histories.linkedUser(deviceId!);
+      const owner = userId ?? linkedUser;
       this.#consumed.add(owner, owner === undefined ? deviceId : undefined, ix);
     }
   }

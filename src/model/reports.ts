@@ -11,7 +11,7 @@
  * at each flush; the builder calls add() and prepareFlush() only.
  */
 import type { TrackedEvent } from '../domain/event.ts';
-import { addToRollup, dayOf, hourOf, itemCountKey, reportKey, rollupKey, unitKey } from '../store/report-keys.ts';
+import { addToRollup, dayOf, hourOf, itemCountKey, rollupKey, unitKey } from '../store/report-keys.ts';
 import type { Key } from 'lmdb';
 import type { Store } from '../store/open.ts';
 
@@ -172,11 +172,6 @@ export class ReportState {
       for (const [period, list] of byPeriod) {
         const tag = period[0] as 'd' | 'h';
         addToRollup(state, rollupKey(this.#env, tag, period.slice(2), 'builder'), list);
-        if (tag !== 'd') continue;
-        for (const [id, n] of list) {
-          const [dimension = '', value = '', metric = ''] = id.split(SEP);
-          add(reportKey(this.#env, period.slice(2), dimension, value, metric), n);
-        }
       }
       for (const [id, n] of clickedItems) {
         const [day = '', ix = ''] = id.split(SEP);

@@ -11,7 +11,7 @@
 import { grown } from '../domain/grown.ts';
 import { LATENCY_BUCKETS, latencyBucket } from '../domain/latency-buckets.ts';
 import { copyU32 } from '../store/model.ts';
-import { addToRollup, coverageKey, dayOf, hourOf, latencyKey, recommendedCountsKey, reportKey, rollupKey } from '../store/report-keys.ts';
+import { addToRollup, coverageKey, dayOf, hourOf, latencyKey, recommendedCountsKey, rollupKey } from '../store/report-keys.ts';
 import type { Store } from '../store/open.ts';
 
 const FLUSH_MS = 1000;
@@ -88,9 +88,6 @@ export class RequestCounter {
             let list = byPeriod.get(periodId);
             if (!list) byPeriod.set(periodId, (list = []));
             list.push([`${dimension}${SEP}${value}${SEP}requests`, n]);
-            if (tag !== 'd') continue;
-            const key = reportKey(environment, period, dimension, value, 'requests');
-            state.put(key, ((state.get(key) as number | undefined) ?? 0) + n);
           }
           for (const [periodId, list] of byPeriod) {
             const [environment = '', tag = 'd', period = ''] = periodId.split(SEP);

@@ -46,8 +46,6 @@ export function lastEventSeq(events: Database<Buffer>, environment: string): num
 
 export class EventLog {
   readonly #store: Store;
-  /** Per environment: the seq of its newest event this instance committed or read (for /health). */
-  readonly #ends = new Map<string, number>();
 
   constructor(store: Store) {
     this.#store = store;
@@ -93,28 +91,21 @@ export class EventLog {
         s.events.put([environment, first], encodeBatch(acceptedAtMs ?? Date.now(), json));
         s.meta.put(EVENT_SEQ, first + stored - 1);
       }
-      return { stored, duplicates: events.length - stored, last: first + stored - 1 };
+      return { stored, duplicates: events.length - stored };
     });
-    return committed.then(({ stored, duplicates, last }) => {
-      if (stored > 0) {
-        signalStoreChange();
-        this.#ends.set(environment, last);
-      }
+    return committed.then(({ stored, duplicates }) => {
+      if (stored > 0) signalStoreChange();
       return { stored, duplicates };
     });
   }
 
   /**
-   * The seq of an environment's newest event: from memory once this instance appended to it,
-   * otherwise read once from the log (the last batch's key and length).
+   * The seq of an environment's newest event, read from the log (the last batch's key and
+   * length) at each call: /health and a metrics scrape ask, rarely. A copy kept in memory went
+   * stale whenever another thread appended (a file import) and showed a lag of 0.
    */
   endOf(environment: string): number {
-    let end = this.#ends.get(environment);
-    if (end === undefined) {
-      end = lastEventSeq(this.#store.events, environment);
-      this.#ends.set(environment, end);
-    }
-    return end;
+    return lastEventSeq(this.#store.events, environment);
   }
 
   /** The newest event's seq over every environment (0 when none): one counter read. */

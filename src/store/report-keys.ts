@@ -9,7 +9,6 @@
  * | key                                        | value    | writer   |
  * |--------------------------------------------|----------|----------|
  * | [env, 'repr', 'd' or 'h', period, writer]  | Rollup   | one record per day (or UTC hour `YYYY-MM-DDTHH`) and writer (`builder`, `requests`): what reports read |
- * | [env, 'rep', day, dimension, value, metric] | number  | the same day counters one per key (older layout, kept for tools and tests) |
  * | [env, 'repu', day, user_group, who]        | [revenue, converted 0/1] | builder: one A/B unit (a user-day) |
  * | [env, 'repi', day, 'clicked', ix]         | number   | builder: clicks per item |
  * | [env, 'repn', day]                         | u32 × ix | request counter: times each item was recommended (shown), by ix; one record per day because the main thread writes it |
@@ -22,7 +21,6 @@
  */
 import type { Database, Key } from 'lmdb';
 
-export const reportKey = (env: string, day: string, dimension: string, value: string, metric: string) => [env, 'rep', day, dimension, value, metric];
 export const rollupKey = (env: string, granularity: 'd' | 'h', period: string, writer: 'builder' | 'requests') => [env, 'repr', granularity, period, writer];
 export const unitKey = (env: string, day: string, userGroup: string, who: string) => [env, 'repu', day, userGroup, who];
 export const itemCountKey = (env: string, day: string, kind: 'clicked', ix: number) => [env, 'repi', day, kind, ix];

@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { reportKey } from '../../src/store/report-keys.ts';
+import type { Rollup } from '../../src/store/report-keys.ts';
 import {
   copyF32,
   copyU32,
@@ -95,13 +95,15 @@ export class ModelReader {
     return (this.#state.get([this.#env, 'pos', 'events']) as number | undefined) ?? 0;
   }
 
-  /** Every report counter of the environment. */
+  /** Every daily report counter of the environment, from the day rollups of both writers (store/report-keys.ts). */
   reports(): ReportCount[] {
     const out: ReportCount[] = [];
-    const start = reportKey(this.#env, '', '', '', '').slice(0, 2);
-    for (const { key, value } of this.#state.getRange({ start, end: [...start, '\uffff'] })) {
-      const [, , day, dimension, val, metric] = key as string[];
-      out.push({ day: day!, dimension: dimension!, value: val!, metric: metric!, n: value as number });
+    for (const { key, value } of this.#state.getRange({ start: [this.#env, 'repr', 'd'], end: [this.#env, 'repr', 'd', '\uffff'] })) {
+      const day = (key as string[])[3]!;
+      for (const [row, metrics] of Object.entries(value as Rollup)) {
+        const [dimension = '', val = ''] = row.split('\u0000');
+        for (const [metric, n] of Object.entries(metrics)) out.push({ day, dimension, value: val, metric, n });
+      }
     }
     return out;
   }

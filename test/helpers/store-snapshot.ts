@@ -19,7 +19,7 @@ const BINARY_DATABASES = ['events', 'model'];
 function ownedByBackgroundWriter(key: unknown): boolean {
   if (!Array.isArray(key)) return false;
   if (key[1] === 'tm' || key[1] === 'repc' || key[1] === 'repn' || key[1] === 'replat') return true;
-  return (key[1] === 'rep' && key[5] === 'requests') || (key[1] === 'repr' && key[4] === 'requests');
+  return key[1] === 'repr' && key[4] === 'requests';
 }
 
 /** How long a snapshot waits for the model builder to write what it has not written yet. */

@@ -3,8 +3,8 @@
  * Liveness for load balancers and the README's first check: 200 once requests are served, with
  * the model builder's progress (events applied, acceptance-to-model lag; per environment its
  * applied log position, how far the log is ahead of it, and the newest event it has seen) and
- * the trained model in service for operators. No storage I/O but one log read per environment
- * on the first request (store/event-log.ts endOf).
+ * the trained model in service for operators. One log read per environment (store/event-log.ts
+ * endOf): the log's end, whichever thread appended.
  */
 import type { AttemptStats } from '../../auth/attempt-limiter.ts';
 import type { ModelBuilder } from '../../model/builder.ts';
@@ -59,7 +59,7 @@ export function registerHealthRoute(server: HttpServer, builder: ModelBuilder, t
             environments: Object.fromEntries(
               Object.entries(stats.positions).map(([environment, applied]) => {
                 const newest = stats.newestEventAt[environment];
-                // Another thread's appends (an import) can put the log ahead of this thread's memory of it.
+                // This thread's read snapshot may be older than the builder's report.
                 const end = Math.max(applied, eventLog?.endOf(environment) ?? applied);
                 return [
                   environment,
