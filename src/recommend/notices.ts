@@ -38,7 +38,7 @@ export interface NoticeSlice {
 }
 
 /** Entries kept for workers that lag (a stuck or restarting one); older ones are dropped. */
-const MAX_ENTRIES = 50_000;
+export const MAX_ENTRIES = 50_000;
 
 /** Main thread: the journal of notices not yet seen by every ranking worker. */
 export class NoticeJournal {
