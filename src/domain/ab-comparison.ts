@@ -60,7 +60,7 @@ export function compareRates(x1: number, n1: number, x2: number, n2: number): Co
 }
 
 /** Sums of one group's units: count, Σr, Σr². */
-export interface UnitSums {
+interface UnitSums {
   n: number;
   sum: number;
   sumSq: number;

@@ -11,10 +11,10 @@ import { E, type FieldError } from '../errors.ts';
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const MS_PER_DAY = 86_400_000;
-export const BREAKDOWNS = ['list_name', 'user_group', 'channel', 'page_type'] as const;
-export type Breakdown = (typeof BREAKDOWNS)[number];
+const BREAKDOWNS = ['list_name', 'user_group', 'channel', 'page_type'] as const;
+type Breakdown = (typeof BREAKDOWNS)[number];
 
-export interface ReportQuery {
+interface ReportQuery {
   from: string;
   to: string;
   granularity: 'day' | 'hour';

@@ -64,9 +64,7 @@ export class ReportState {
   }
 
   /** Adds `by` to `metric` of every dimension value `source` has, for its day and its hour. */
-  #count(t: number, source: Record<string, unknown>, metric: string, by = 1): void {
-    const day = dayOf(t);
-    const hour = hourOf(t);
+  #count(day: string, hour: string, source: Record<string, unknown>, metric: string, by = 1): void {
     for (const dimension of DIMENSIONS) {
       const value = str(source[dimension]);
       if (value === undefined) continue;
@@ -76,8 +74,7 @@ export class ReportState {
   }
 
   /** The unit of `who` in `group` on the day of `t`, created (and counted as a user) when new. */
-  #unit(t: number, group: string, who: string): Unit {
-    const day = dayOf(t);
+  #unit(day: string, group: string, who: string): Unit {
     const key = unitKey(this.#env, day, group, who);
     const id = key.join(SEP);
     const pending = this.#units.get(id);
@@ -102,24 +99,28 @@ export class ReportState {
   /** Counts one event accepted at `t` (ms); `ix` is its action item's index when it has one. */
   add(e: TrackedEvent, t: number, ix?: number): void {
     const type = e.event_type;
-    this.#bump(`d${SEP}${dayOf(t)}${SEP}event_type${SEP}${type}${SEP}events`, 1);
-    this.#bump(`h${SEP}${hourOf(t)}${SEP}event_type${SEP}${type}${SEP}events`, 1);
+    // Once per event: every counter below is filed under the event's day and hour.
+    const day = dayOf(t);
+    const hour = hourOf(t);
+    this.#bump(`d${SEP}${day}${SEP}event_type${SEP}${type}${SEP}events`, 1);
+    this.#bump(`h${SEP}${hour}${SEP}event_type${SEP}${type}${SEP}events`, 1);
     const who = str(e.user_id) ?? str(e.device_id) ?? str(e.session_id);
     const itemKey = `${String(e.action_item_type)}${SEP}${String(e.action_item)}`;
     const group = str(e.user_group);
     if (IMPRESSIONS.has(type)) {
-      this.#count(t, e, 'impressions');
-      if (who && group) this.#unit(t, group, who);
+      this.#count(day, hour, e, 'impressions');
+      if (who && group) this.#unit(day, group, who);
     } else if (CLICKS.has(type)) {
-      this.#count(t, e, 'clicks');
-      if (who && group) this.#unit(t, group, who);
+      this.#count(day, hour, e, 'clicks');
+      if (who && group) this.#unit(day, group, who);
       if (ix !== undefined) {
-        const id = `${dayOf(t)}${SEP}${ix}`;
+        const id = `${day}${SEP}${ix}`;
         this.#clickedItems.set(id, (this.#clickedItems.get(id) ?? 0) + 1);
       }
       const memory: ClickMemory = { t, list_name: str(e.list_name), user_group: group, channel: str(e.channel), page_type: str(e.page_type) };
       // Under the user and the device both: a click made logged out is found by a purchase made logged in.
-      for (const id of new Set([str(e.user_id), str(e.device_id), str(e.session_id)])) {
+      // (An id named twice, a device id equal to the user id, sets the same entry twice.)
+      for (const id of [str(e.user_id), str(e.device_id), str(e.session_id)]) {
         if (id === undefined || id === 'no-consent') continue;
         const key = clickKey(this.#env, id, itemKey);
         this.#clicks.set(key.join(SEP), [key, memory]);
@@ -128,15 +129,14 @@ export class ReportState {
       const ids = [str(e.user_id), str(e.device_id)].filter((x): x is string => x !== undefined && x !== 'no-consent');
       const click = this.#latestClick(ids, itemKey, t);
       if (!click) return;
-      this.#count(t, click, 'conversions');
-      this.#count(t, click, type);
+      this.#count(day, hour, click, 'conversions');
+      this.#count(day, hour, click, type);
       if (type !== 'purchase') return;
       const amount = typeof e.amount === 'number' ? e.amount : 1;
       const revenue = typeof e.purchased_price === 'number' ? e.purchased_price * amount : 0;
-      if (revenue !== 0) this.#count(t, click, 'revenue', revenue);
+      if (revenue !== 0) this.#count(day, hour, click, 'revenue', revenue);
       if (!click.user_group || !ids[0]) return;
-      const unit = this.#unit(t, click.user_group, ids[0]);
-      const day = dayOf(t);
+      const unit = this.#unit(day, click.user_group, ids[0]);
       const base = `d${SEP}${day}${SEP}user_group${SEP}${click.user_group}${SEP}`;
       this.#bump(`${base}revenue_sq`, (unit[0] + revenue) ** 2 - unit[0] ** 2);
       unit[0] += revenue;

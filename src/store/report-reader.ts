@@ -8,7 +8,7 @@
 import { LATENCY_BUCKETS } from '../domain/latency-buckets.ts';
 import { copyU32, ITEM_ENABLED, ITEM_IN_CATALOG, itemLayoutKey } from './model.ts';
 import type { Store } from './open.ts';
-import { recommendedCountsKey, type Rollup } from './report-keys.ts';
+import type { Rollup } from './report-keys.ts';
 
 export interface CounterRow {
   /** `YYYY-MM-DD`, or `YYYY-MM-DDTHH` for hourly counters. */
@@ -81,7 +81,7 @@ export function readCoverage(store: Store, env: string, from: string, to: string
   return { recommended, catalog };
 }
 
-export interface ItemCount {
+interface ItemCount {
   item_type: string;
   item_id: string;
   count: number;
@@ -90,16 +90,16 @@ export interface ItemCount {
 /** The `limit` items most recommended or most clicked over the days, most first (ties by index). */
 export function readTopItems(store: Store, env: string, kind: 'recommended' | 'clicked', from: string, to: string, limit: number): ItemCount[] {
   const counts = new Map<number, number>();
-  for (let day = from; day <= to; day = nextDay(day)) {
-    if (kind === 'recommended') {
-      const perIx = copyU32(store.modelState.get(recommendedCountsKey(env, day)) as Uint8Array | undefined);
+  // One range read over the days: [env, 'repn', day] per-ix arrays, or [env, 'repi', day, kind, ix].
+  if (kind === 'recommended') {
+    for (const { value } of store.modelState.getRange({ start: [env, 'repn', from], end: [env, 'repn', `${to}\uffff`] })) {
+      const perIx = copyU32(value as Uint8Array);
       for (let ix = 0; ix < perIx.length; ix++) if (perIx[ix]! > 0) counts.set(ix, (counts.get(ix) ?? 0) + perIx[ix]!);
-      continue;
     }
-    // Keys are [env, 'repi', day, 'clicked', ix].
-    for (const { key, value } of store.modelState.getRange({ start: [env, 'repi', day, kind], end: [env, 'repi', day, kind, Number.MAX_SAFE_INTEGER] })) {
-      const ix = (key as [string, string, string, string, number])[4];
-      counts.set(ix, (counts.get(ix) ?? 0) + (value as number));
+  } else {
+    for (const { key, value } of store.modelState.getRange({ start: [env, 'repi', from], end: [env, 'repi', `${to}\uffff`] })) {
+      const [, , , keyKind, ix] = key as [string, string, string, string, number];
+      if (keyKind === kind) counts.set(ix, (counts.get(ix) ?? 0) + (value as number));
     }
   }
   return [...counts]
@@ -109,8 +109,4 @@ export function readTopItems(store: Store, env: string, kind: 'recommended' | 'c
       const id = store.indexItems.get([env, ix]);
       return id ? [{ item_type: id[0], item_id: id[1], count }] : [];
     });
-}
-
-function nextDay(day: string): string {
-  return new Date(Date.parse(day) + 86_400_000).toISOString().slice(0, 10);
 }
