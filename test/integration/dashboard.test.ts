@@ -49,6 +49,14 @@ describe('dashboard in Chromium', { skip: chromiumMissing, concurrency: 1 }, () 
   };
   const text = (testId: string) => page.getByTestId(testId).first().textContent();
 
+  test('the page is served at /dashboard only, its assets beside it; other names answer 404', async () => {
+    const page = await fetch(`${server.url}/dashboard`);
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
+    assert.equal((await fetch(`${server.url}/dashboard/app.js`)).status, 200);
+    for (const name of ['index.html', 'nope.js']) assert.equal((await fetch(`${server.url}/dashboard/${name}`)).status, 404, name);
+  });
+
   test('a wrong client secret is refused on the page, keeps no token and stores nothing', async () => {
     const stored = await snapshotStore(server.dataDir);
     await page.goto(`${server.url}/dashboard?from=${today}&to=${today}`);

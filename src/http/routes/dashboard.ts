@@ -13,8 +13,9 @@ import type { HttpServer } from '../server.ts';
 
 /** src/http/routes or dist/http/routes → the package root. */
 const BUILT = join(import.meta.dirname, '..', '..', '..', 'dist', 'dashboard');
-const FILES: Record<string, string> = {
-  'index.html': 'text/html; charset=utf-8',
+const PAGE = { name: 'index.html', type: 'text/html; charset=utf-8' };
+/** What /dashboard/:file serves: the page itself only at /dashboard, so relative links always resolve the same way. */
+const ASSETS: Record<string, string> = {
   'app.js': 'text/javascript; charset=utf-8',
   'app.css': 'text/css; charset=utf-8',
 };
@@ -22,13 +23,15 @@ const FILES: Record<string, string> = {
 const HEADERS = { 'Content-Security-Policy': "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'", 'X-Content-Type-Options': 'nosniff' };
 
 export function registerDashboardRoutes(server: HttpServer): void {
-  const files = new Map(Object.entries(FILES).filter(([name]) => existsSync(join(BUILT, name))).map(([name, type]) => [name, { type, bytes: readFileSync(join(BUILT, name)) }]));
-  const send = (ex: Exchange, name: string, url: string) => {
-    const file = files.get(name);
-    if (!file) throw E.notFound(files.size === 0 ? `${url} (the dashboard is built by \`npm run build\`)` : url);
+  const built = existsSync(join(BUILT, PAGE.name));
+  const load = (entries: Array<[string, string]>) =>
+    new Map(entries.filter(([name]) => existsSync(join(BUILT, name))).map(([name, type]) => [name, { type, bytes: readFileSync(join(BUILT, name)) }]));
+  const page = load([[PAGE.name, PAGE.type]]);
+  const assets = load(Object.entries(ASSETS));
+  const send = (ex: Exchange, file: { type: string; bytes: Buffer } | undefined, url: string) => {
+    if (!file) throw E.notFound(built ? url : `${url} (the dashboard is built by \`npm run build\`)`);
     sendBody(ex, 200, file.type, file.bytes, { ...HEADERS, 'Cache-Control': 'no-cache' });
   };
-  server.route('get', '/dashboard', { status: { notFound: 404 } }, (ex, req) => send(ex, 'index.html', req.url));
-  // The page itself only at /dashboard, so relative links always resolve the same way.
-  server.route('get', '/dashboard/:file', { status: { notFound: 404 } }, (ex, req) => send(ex, req.params[0] === 'index.html' ? '' : (req.params[0] ?? ''), req.url));
+  server.route('get', '/dashboard', { status: { notFound: 404 } }, (ex, req) => send(ex, page.get(PAGE.name), req.url));
+  server.route('get', '/dashboard/:file', { status: { notFound: 404 } }, (ex, req) => send(ex, assets.get(req.params[0] ?? ''), req.url));
 }
