@@ -109,7 +109,7 @@ interface MethodRuns {
 
 for (const name of values.dataset) {
   const dataset = readDataset(name, values['datasets-dir']);
-  const environment = evalEnvironment(dataset, overrides);
+  const environment = evalEnvironment(overrides);
   if (!values.json) {
     // What ran: the served defaults, with --set applied (the over-HTTP run has the defaults only).
     const changed = Object.keys(overrides).length > 0 ? ` (--set ${values.set.join(' --set ')})` : ' (the served defaults)';

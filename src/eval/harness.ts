@@ -56,7 +56,7 @@ function deepMerge(base: unknown, over: unknown): unknown {
  * length and model settings included), one list of the `personalized` strategy, no scheduled
  * rebuilds (the harness builds once, after loading); then `overrides`.
  */
-export function evalEnvironment(_dataset: Dataset, overrides: Record<string, unknown> = {}): EnvironmentConfig {
+export function evalEnvironment(overrides: Record<string, unknown> = {}): EnvironmentConfig {
   const base: EnvironmentConfig = {
     ...structuredClone(ENVIRONMENT_DEFAULTS),
     itemTypes: [ITEM_TYPE],
