@@ -31,6 +31,7 @@ import type { Notice } from './notices.ts';
 import { RecentConsumption } from './recent-consumption.ts';
 import { Signals, type TopList } from './signals.ts';
 import { TrainedScores } from './trained-scores.ts';
+import { UserSeeds } from './user-seeds.ts';
 import { itemsJson, LIST_ID_SEPARATOR } from './list-json.ts';
 import type { CheckOutcome, CheckTask, ItemRef, ListTask, RankOutcome, RankTask, RankedList, TaskFieldError } from './task.ts';
 
@@ -138,8 +139,8 @@ interface Environment {
 /** What one request knows about its user, gathered once for all its lists. */
 interface UserContext {
   contextIx: number | undefined;
-  /** Seeds: ix → [weight, unix sec (0 = now)]. */
-  seeds: Map<number, [number, number]>;
+  /** The request's seeds (the engine's reused UserSeeds: valid until the next request). */
+  seeds: UserSeeds;
   /** Never recommended: consumed (not reconsumable), excluded, context, and items already chosen. */
   exclude: number[];
   /** The trained model's candidates for this user (computed at the first list that needs them). */
@@ -153,6 +154,11 @@ export class Engine {
   readonly #buffers = new InputBuffers();
   readonly #similar: number[] = [];
   readonly #recent = new RecentConsumption();
+  readonly #seeds = new UserSeeds();
+  readonly #recentSeeds = new Uint32Array(MAX_SEEDS);
+  #trainedSeeds = new Uint32Array(0);
+  #trainedIx = new Uint32Array(256);
+  #trainedWeight = new Float32Array(256);
   /** A stored history's (ix, event type, unix sec) triplets, read into reused memory. */
   #history = new Uint32Array(3 * 128);
   #changesPosition: number;
@@ -257,17 +263,8 @@ export class Engine {
 
   #userContext(env: Environment, task: RankTask): UserContext {
     const weights = env.view.config.model.eventWeights;
-    const seeds = new Map<number, [number, number]>();
-    const consumed = new Set<number>();
-    const reconsumable = new Set<number>();
-    const addSeed = (ix: number, weight: number, time: number) => {
-      const seed = seeds.get(ix);
-      if (!seed) seeds.set(ix, [weight, time]);
-      else {
-        seed[0] = Math.max(seed[0], weight);
-        seed[1] = seed[1] === 0 || time === 0 ? 0 : Math.max(seed[1], time);
-      }
-    };
+    const seeds = this.#seeds;
+    seeds.reset(env.view.capacity);
     const stored = (key: string[]) => {
       // getBinaryFast's buffer is valid until the next read: copied at once into reused memory.
       const bytes = this.#store.model.getBinaryFast(key);
@@ -279,8 +276,8 @@ export class Engine {
       const entries = this.#history;
       for (let i = 0; i + 2 < words; i += 3) {
         const ix = entries[i]!;
-        consumed.add(ix);
-        addSeed(ix, weights[EVENT_NAMES[entries[i + 1]!]!] ?? 1, entries[i + 2]!);
+        seeds.markConsumed(ix);
+        seeds.add(ix, weights[EVENT_NAMES[entries[i + 1]!]!] ?? 1, entries[i + 2]!);
       }
     };
     const environment = env.view.environment;
@@ -289,8 +286,8 @@ export class Engine {
     const recent = (entries: readonly number[] | undefined) => {
       if (!entries) return;
       for (let i = 0; i + 2 < entries.length; i += 3) {
-        consumed.add(entries[i]!);
-        addSeed(entries[i]!, entries[i + 2]!, entries[i + 1]!);
+        seeds.markConsumed(entries[i]!);
+        seeds.add(entries[i]!, entries[i + 2]!, entries[i + 1]!);
       }
     };
     if (task.userId) recent(this.#recent.ofUser(environment, task.userId));
@@ -298,14 +295,18 @@ export class Engine {
     for (const h of task.history) {
       const ix = this.#resolve(env, h);
       if (ix === undefined) continue; // perhaps still in ingestion: not an error (DESIGN.md)
-      if (h.reconsumable) reconsumable.add(ix);
-      else consumed.add(ix);
-      addSeed(ix, 1, h.timestamp ?? 0);
+      if (h.reconsumable) seeds.markReconsumable(ix);
+      else seeds.markConsumed(ix);
+      seeds.add(ix, 1, h.timestamp ?? 0);
     }
     const contextIx = task.context ? this.#resolve(env, task.context) : undefined;
-    if (contextIx !== undefined) addSeed(contextIx, CONTEXT_SEED_WEIGHT, 0);
+    if (contextIx !== undefined) seeds.add(contextIx, CONTEXT_SEED_WEIGHT, 0);
     const exclude: number[] = [];
-    for (const ix of consumed) if (!reconsumable.has(ix)) exclude.push(ix);
+    // Every consumed item is a seed: the seeds, in the order seen, list them once each.
+    for (let s = 0; s < seeds.count; s++) {
+      const ix = seeds.ix[s]!;
+      if (seeds.isConsumed(ix) && !seeds.isReconsumable(ix)) exclude.push(ix);
+    }
     // Everything ever consumed, beyond the history's window (model/consumed-sets.ts).
     const everConsumed = (key: string[]) => {
       const bytes = this.#store.model.getBinaryFast(key);
@@ -313,7 +314,7 @@ export class Engine {
       const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
       for (let at = 0; at + 4 <= bytes.length; at += 4) {
         const ix = view.getUint32(at, true);
-        if (!consumed.has(ix) && !reconsumable.has(ix)) exclude.push(ix);
+        if (!seeds.isConsumed(ix) && !seeds.isReconsumable(ix)) exclude.push(ix);
       }
     };
     if (task.userId) everConsumed(userConsumedKey(environment, task.userId));
@@ -369,12 +370,16 @@ export class Engine {
     let contentWeight = 0;
     switch (strategy) {
       case 'personalized': {
-        if (user.seeds.size === 0) return null;
-        const seeds = [...user.seeds].sort((a, b) => (b[1][1] || Infinity) - (a[1][1] || Infinity)).slice(0, MAX_SEEDS);
+        const seeds = user.seeds;
+        if (seeds.count === 0) return null;
+        const recent = this.#recentSeeds;
+        const n = seeds.mostRecent(MAX_SEEDS, recent);
         context = new Float32Array(VECTOR_DIM);
         const vectors = env.view.vectors;
-        for (const [ix, [weight, time]] of seeds) {
-          b.addSeed(weight, time);
+        for (let r = 0; r < n; r++) {
+          const ix = seeds.ix[recent[r]!]!;
+          const weight = seeds.weight[recent[r]!]!;
+          b.addSeed(weight, seeds.time[recent[r]!]!);
           b.addRow(this.#neighbours(env, ix), PERSONAL_ROW);
           if (ix < env.view.capacity) for (let d = 0; d < VECTOR_DIM; d++) context[d]! += weight * vectors[ix * VECTOR_DIM + d]!;
         }
@@ -469,17 +474,19 @@ export class Engine {
   #trainedForUser(env: Environment, task: RankTask, user: UserContext): TopList | undefined {
     if (user.trained !== undefined) return user.trained ?? undefined;
     const { halfLifeSec: halfLife, maxSeeds } = env.view.config.model.trained;
-    let history = [...user.seeds];
-    if (maxSeeds > 0 && history.length > maxSeeds) {
-      // The most recent (time 0: now, e.g. the context item).
-      history = history.sort((a, b) => (b[1][1] || Infinity) - (a[1][1] || Infinity)).slice(0, maxSeeds);
-    }
-    const seeds: Array<[number, number]> = [];
-    for (const [ix, [weight, time]] of history) {
+    const seeds = user.seeds;
+    const n = maxSeeds > 0 && seeds.count > maxSeeds ? seeds.mostRecent(maxSeeds, (this.#trainedSeeds = fitted(this.#trainedSeeds, maxSeeds))) : seeds.count;
+    const order = n < seeds.count ? this.#trainedSeeds : undefined;
+    const ixs = (this.#trainedIx = fitted(this.#trainedIx, n));
+    const weights = (this.#trainedWeight = fitted(this.#trainedWeight, n));
+    for (let r = 0; r < n; r++) {
+      const s = order ? order[r]! : r;
+      const time = seeds.time[s]!;
       const age = time === 0 ? 0 : Math.max(0, task.nowSec - time);
-      seeds.push([ix, halfLife > 0 ? weight * 2 ** (-age / halfLife) : weight]);
+      ixs[r] = seeds.ix[s]!;
+      weights[r] = halfLife > 0 ? seeds.weight[s]! * 2 ** (-age / halfLife) : seeds.weight[s]!;
     }
-    const top = env.trained.forSeeds(seeds, user.exclude, TRAINED_CANDIDATES);
+    const top = env.trained.forSeeds(ixs, weights, n, user.exclude, TRAINED_CANDIDATES);
     user.trained = top ?? null;
     return top;
   }
@@ -508,6 +515,11 @@ export class Engine {
     if (view) for (let i = 0; i < check.length; i++) rankable[i] = view.isRankable(check[i]!, nowSec) ? 1 : 0;
     return { rankable };
   }
+}
+
+/** `a` when it holds `n`, else a larger array of its kind (contents not kept). */
+function fitted<T extends Uint32Array | Float32Array>(a: T, n: number): T {
+  return a.length >= n ? a : (new (a.constructor as new (n: number) => T)(Math.max(n, 2 * a.length)));
 }
 
 const isTopList = (strategy: ListStrategy | 'catalog') => strategy === 'popular' || strategy === 'trending' || strategy === 'latest';

@@ -126,15 +126,15 @@ export class TrainedScores {
    * `exclude` (the kernel filters disabled and expired ones); weights scaled so the best is 1.
    * Undefined when no model serves or no seed is covered by it.
    */
-  forSeeds(seeds: ReadonlyArray<readonly [ix: number, weight: number]>, exclude: readonly number[], max: number): TopList | undefined {
+  forSeeds(seedIx: Uint32Array, seedWeight: Float32Array, seeds: number, exclude: readonly number[], max: number): TopList | undefined {
     if (this.#version === 0) return undefined;
     // A long history reads the strongest part of each row: the request's cost stays bounded.
-    const perSeed = Math.max(MIN_WEIGHTS_PER_SEED, Math.floor(WEIGHTS_PER_REQUEST / Math.max(1, seeds.length)));
+    const perSeed = Math.max(MIN_WEIGHTS_PER_SEED, Math.floor(WEIGHTS_PER_REQUEST / Math.max(1, seeds)));
     let total = 0;
-    for (const [seed, weight] of seeds) {
-      if (!(weight > 0)) continue;
-      this.#row(seed);
-      total += Math.min(perSeed, this.#length[seed]!);
+    for (let s = 0; s < seeds; s++) {
+      if (!(seedWeight[s]! > 0)) continue;
+      this.#row(seedIx[s]!);
+      total += Math.min(perSeed, this.#length[seedIx[s]!]!);
     }
     if (total === 0) return undefined;
     let bits = 6;
@@ -150,8 +150,10 @@ export class TrainedScores {
     const sums = this.#tableScores;
     const used = this.#used;
     let count = 0;
-    for (const [seed, weight] of seeds) {
+    for (let s = 0; s < seeds; s++) {
+      const weight = seedWeight[s]!;
       if (!(weight > 0)) continue;
+      const seed = seedIx[s]!;
       const start = this.#start[seed]!;
       const end = start + Math.min(perSeed, this.#length[seed]!);
       const rowColumn = this.#arenaIx;
@@ -202,10 +204,12 @@ export class TrainedScores {
     for (let t = 0; t < count; t++) {
       const slot = used[t]!;
       const score = sums[2 * slot + 1]!;
+      // Only positive scores: a negative one says "less likely than knowing nothing". The score
+      // is tested before the item is looked up: most candidates fail against the heap's root.
+      if (!(score > 0) || (size === max && !(score > heapScore[0]!))) continue;
       const ix = items[table[2 * slot]! - 1]!;
-      // Only positive scores: a negative one says "less likely than knowing nothing"; and only
-      // items the catalog view knows (one created a moment ago may not be there yet).
-      if (!(score > 0) || ix >= catalogSize) continue;
+      // Only items the catalog view knows (one created a moment ago may not be there yet).
+      if (ix >= catalogSize) continue;
       if (size < max) {
         let at = size++;
         while (at > 0) {
@@ -217,7 +221,7 @@ export class TrainedScores {
         }
         heapIx[at] = ix;
         heapScore[at] = score;
-      } else if (score > heapScore[0]!) {
+      } else {
         let at = 0;
         for (;;) {
           let child = 2 * at + 1;
