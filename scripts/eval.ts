@@ -153,7 +153,7 @@ for (const name of values.dataset) {
         const m = methods.get('Affinity, served defaults')!.overall.at(-1)!;
         console.error(
           `${dataset.name} ${protocol} seed ${seed}: Affinity P@10 ${m.precisionAtK.toFixed(4)} nDCG@10 ${m.ndcgAtK.toFixed(4)} (${m.users} users; load ${(run.ms.load / 1000).toFixed(1)} s, ` +
-            `builder ${(run.ms.modelBuilder / 1000).toFixed(1)} s, training ${(run.model.buildMs / 1000).toFixed(2)} s for ${run.model.items} items, λ ${run.model.l2 ?? '?'}` +
+            `builder ${(run.ms.modelBuilder / 1000).toFixed(1)} s, training ${(run.model.buildMs / 1000).toFixed(2)} s for ${run.model.items} items` +
             (run.model.error ? `; model: ${run.model.status}: ${run.model.error}` : '') + `)${ease ? `; EASE λ ${ease.lambda}` : ''}`,
         );
       }

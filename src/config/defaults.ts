@@ -33,7 +33,6 @@ export const ENVIRONMENT_DEFAULTS: EnvironmentConfig = {
       enabled: true,
       method: 'dlae',
       l2: 200,
-      tuneL2: true,
       dropout: 0.6,
       maxItems: 2000,
       halfLifeSec: 0,

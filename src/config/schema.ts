@@ -25,12 +25,11 @@ const LIST = {
 const TRAINED = {
   type: 'object',
   additionalProperties: false,
-  required: ['enabled', 'method', 'l2', 'tuneL2', 'dropout', 'maxItems', 'halfLifeSec', 'rebuildIntervalSec', 'rebuildShare', 'maxMemoryBytes', 'weight', 'maxSeeds', 'rowLength', 'neighbourhood'],
+  required: ['enabled', 'method', 'l2', 'dropout', 'maxItems', 'halfLifeSec', 'rebuildIntervalSec', 'rebuildShare', 'maxMemoryBytes', 'weight', 'maxSeeds', 'rowLength', 'neighbourhood'],
   properties: {
     enabled: { type: 'boolean' },
     method: { enum: ['dlae', 'ease'] },
     l2: { type: 'number', exclusiveMinimum: 0 },
-    tuneL2: { type: 'boolean' },
     dropout: { type: 'number', minimum: 0, exclusiveMaximum: 1 },
     // The dense head: 20,000 items would be 4.8 GB of working memory and hours of build; the
     // rest of the catalog goes through the local regressions (neighbourhood) whatever its size.

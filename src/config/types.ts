@@ -61,11 +61,6 @@ export interface TrainedModelConfig {
   method: 'dlae' | 'ease';
   /** L2 penalty λ (> 0), in units of the squared mean interaction value. */
   l2: number;
-  /**
-   * Choose λ per build among l2/2, l2 and 2·l2 by how well each ranks every sampled user's last
-   * item, held out (model/tune-l2.ts): the best λ differs between datasets. Off: `l2` as given.
-   */
-  tuneL2: boolean;
   /** DLAE dropout probability, 0 <= p < 1 (ignored by `ease`). */
   dropout: number;
   /**

@@ -40,7 +40,7 @@ export interface RunResult {
   relevant: Map<string, Set<string>>;
   /** Wall-clock ms of each phase. */
   ms: { load: number; modelBuilder: number; training: number; recommend: number };
-  model: { status: string; items: number; l2?: number; buildMs: number; memoryBytes: number; peakRssBytes: number; error?: string };
+  model: { status: string; items: number; buildMs: number; memoryBytes: number; peakRssBytes: number; error?: string };
 }
 
 function deepMerge(base: unknown, over: unknown): unknown {
@@ -185,7 +185,7 @@ export async function evaluateSplit(dataset: Dataset, split: Split, environment:
       ms: { load: t1 - t0, modelBuilder: t2 - t1, training: t3 - t2, recommend: t4 - t3 },
       model:
         outcome.status === 'built'
-          ? { status: 'built', items: outcome.meta.items, l2: outcome.meta.l2, buildMs: outcome.meta.buildMs, memoryBytes: outcome.meta.memoryBytes, peakRssBytes: stats?.peakRssBytes ?? 0 }
+          ? { status: 'built', items: outcome.meta.items, buildMs: outcome.meta.buildMs, memoryBytes: outcome.meta.memoryBytes, peakRssBytes: stats?.peakRssBytes ?? 0 }
           : { status: outcome.status, items: 0, buildMs: 0, memoryBytes: 0, peakRssBytes: 0, error: 'error' in outcome ? outcome.error : outcome.reason },
     };
   } finally {

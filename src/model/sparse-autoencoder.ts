@@ -44,18 +44,17 @@ export function sparseModelBytes(n: number, interactions: number, options: Pick<
   return head * head * 12 + (tail > 0 ? n * options.neighbourhood * 2 * 8 + interactions * 8 : 0) + n * Math.min(options.rowLength, n) * 16;
 }
 
-/** Rows of the head columns only, for the dense solve; entries marked in `skip` left out. */
-export function headRows(rows: InteractionRows, head: number, skip?: Uint8Array): InteractionRows {
-  const kept = (e: number) => rows.cols[e]! < head && (skip === undefined || skip[e] === 0);
+/** Rows of the head columns only, for the dense solve. */
+function headRows(rows: InteractionRows, head: number): InteractionRows {
   const offsets = new Uint32Array(rows.offsets.length);
-  let count = 0;
-  for (let e = 0; e < rows.cols.length; e++) if (kept(e)) count++;
-  const cols = new Uint32Array(count);
-  const values = new Float32Array(count);
+  let kept = 0;
+  for (let e = 0; e < rows.cols.length; e++) if (rows.cols[e]! < head) kept++;
+  const cols = new Uint32Array(kept);
+  const values = new Float32Array(kept);
   let k = 0;
   for (let u = 0; u + 1 < rows.offsets.length; u++) {
     for (let e = rows.offsets[u]!; e < rows.offsets[u + 1]!; e++) {
-      if (!kept(e)) continue;
+      if (rows.cols[e]! >= head) continue;
       cols[k] = rows.cols[e]!;
       values[k++] = rows.values[e]!;
     }

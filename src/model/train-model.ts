@@ -17,7 +17,6 @@ import {
 } from '../store/trained-model.ts';
 import { sparseModelBytes, trainSparseAutoencoder } from './sparse-autoencoder.ts';
 import { readTrainingData } from './training-data.ts';
-import { chooseL2 } from './tune-l2.ts';
 
 export type BuildOutcome =
   | { status: 'built'; meta: TrainedModelMeta; readMs: number; trainMs: number; writeMs: number }
@@ -33,14 +32,9 @@ export function buildTrainedModel(store: Store, environment: string, config: Env
   const data = readTrainingData(store, environment, config);
   const n = data.items.length;
   if (n === 0) return { status: 'skipped', reason: 'no consumption events to learn from' };
-  const read = performance.now();
-  const head = Math.min(n, settings.maxItems);
-  const tuned = settings.tuneL2
-    ? chooseL2(data.rows, data.latest, head, settings, [settings.l2 / 2, settings.l2, settings.l2 * 2])
-    : undefined;
   const options = {
     method: settings.method,
-    l2: tuned?.l2 ?? settings.l2,
+    l2: settings.l2,
     dropout: settings.dropout,
     denseItems: settings.maxItems,
     rowLength: settings.rowLength,
@@ -52,6 +46,7 @@ export function buildTrainedModel(store: Store, environment: string, config: Env
       `a model of ${n} items needs ${memoryBytes} bytes, over model.trained.maxMemoryBytes (${settings.maxMemoryBytes}); lower model.trained.maxItems or neighbourhood`,
     );
   }
+  const read = performance.now();
   const weights = trainSparseAutoencoder(data.rows, n, options);
   const trained = performance.now();
   const version = (serving?.version ?? 0) + 1;
@@ -61,7 +56,6 @@ export function buildTrainedModel(store: Store, environment: string, config: Env
       version,
       items: n,
       method: settings.method,
-      l2: options.l2,
       users: data.users,
       interactions: data.rows.cols.length,
       eventsPosition: data.eventsPosition,

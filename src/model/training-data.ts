@@ -20,11 +20,6 @@ export interface TrainingData {
   items: Uint32Array;
   rows: InteractionRows;
   users: number;
-  /**
-   * Per user row, the entry (index into rows.cols) of the model item they consumed last, by log
-   * order: the held-out answer when the trainer tunes λ (model/tune-l2.ts).
-   */
-  latest: Uint32Array;
   /** Event sequence number read up to (inclusive). */
   eventsPosition: number;
 }
@@ -38,7 +33,7 @@ const str = (v: unknown) => (typeof v === 'string' && v !== '' && v !== 'no-cons
 export function readTrainingData(store: Store, environment: string, config: EnvironmentConfig): TrainingData {
   const { eventWeights, trained } = config.model;
   const itemIx = new Map<string, number>();
-  const byUser = new Map<string, Map<number, [weight: number, unixSec: number, seq: number]>>();
+  const byUser = new Map<string, Map<number, [weight: number, unixSec: number]>>();
   /** Device → the user it was seen with (first link wins, as in the builder's histories). */
   const deviceUser = new Map<string, string>();
   let eventsPosition = 0;
@@ -69,14 +64,8 @@ export function readTrainingData(store: Store, environment: string, config: Envi
     let items = byUser.get(who);
     if (!items) byUser.set(who, (items = new Map()));
     const seen = items.get(ix);
-    if (!seen) items.set(ix, [weight, unixSec, seq]);
-    else {
-      if (weight >= seen[0]) {
-        seen[0] = weight;
-        seen[1] = Math.max(unixSec, seen[1]);
-      }
-      seen[2] = seq;
-    }
+    if (!seen) items.set(ix, [weight, unixSec]);
+    else if (weight >= seen[0]) items.set(ix, [weight, Math.max(unixSec, seen[1])]);
   }
 
   for (const [deviceId, userId] of deviceUser) {
@@ -91,13 +80,7 @@ export function readTrainingData(store: Store, environment: string, config: Envi
     for (const [ix, seen] of device) {
       const mine = user.get(ix);
       if (!mine) user.set(ix, seen);
-      else {
-        if (seen[0] >= mine[0]) {
-          mine[0] = seen[0];
-          mine[1] = Math.max(seen[1], mine[1]);
-        }
-        mine[2] = Math.max(seen[2], mine[2]);
-      }
+      else if (seen[0] >= mine[0]) user.set(ix, [seen[0], Math.max(seen[1], mine[1])]);
     }
   }
 
@@ -113,25 +96,15 @@ export function readTrainingData(store: Store, environment: string, config: Envi
   const offsets: number[] = [0];
   const cols: number[] = [];
   const values: number[] = [];
-  const latest: number[] = [];
   const halfLife = trained.halfLifeSec;
   for (const consumed of byUser.values()) {
-    let latestSeq = -1;
-    let latestEntry = 0;
-    for (const [ix, [weight, unixSec, seq]] of consumed) {
+    for (const [ix, [weight, unixSec]] of consumed) {
       const c = column.get(ix);
       if (c === undefined) continue;
-      if (seq > latestSeq) {
-        latestSeq = seq;
-        latestEntry = cols.length;
-      }
       cols.push(c);
       values.push(halfLife > 0 ? weight * 2 ** (-(newestSec - unixSec) / halfLife) : weight);
     }
-    if (cols.length > offsets[offsets.length - 1]!) {
-      offsets.push(cols.length);
-      latest.push(latestEntry);
-    }
+    if (cols.length > offsets[offsets.length - 1]!) offsets.push(cols.length);
   }
   let sum = 0;
   for (const v of values) sum += v;
@@ -140,7 +113,6 @@ export function readTrainingData(store: Store, environment: string, config: Envi
     items,
     rows: { offsets: Uint32Array.from(offsets), cols: Uint32Array.from(cols), values: Float32Array.from(values, (v) => v * scale) },
     users: offsets.length - 1,
-    latest: Uint32Array.from(latest),
     eventsPosition,
   };
 }

@@ -23,8 +23,6 @@ export interface TrainedModelMeta {
   /** Columns (items) the model covers. */
   items: number;
   method: string;
-  /** The L2 penalty λ it was solved with (chosen per build when model.trained.tuneL2 is on). */
-  l2?: number;
   /** Users and (user, item) interactions the build learned from. */
   users: number;
   interactions: number;

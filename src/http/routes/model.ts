@@ -40,7 +40,6 @@ export function registerModelRoutes(server: HttpServer, deps: ModelRoutesDeps): 
       status: 'built',
       version: m.version,
       method: m.method,
-      l2: m.l2,
       items: m.items,
       users: m.users,
       interactions: m.interactions,
