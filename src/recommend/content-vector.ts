@@ -16,7 +16,8 @@ const TITLE_WEIGHT = 1;
 const DESCRIPTION_WEIGHT = 0.5;
 /** Words of the description read at most: its opening says what the item is about. */
 const MAX_DESCRIPTION_WORDS = 200;
-const WORD = /[\p{L}\p{N}]{3,}/gu;
+/** A letter or number at lastIndex (sticky): the test for non-ASCII characters of a word. */
+const WORD_CHAR = /[\p{L}\p{N}]/uy;
 
 /** FNV-1a, 32 bits: fast, and stable across processes and versions (unlike a seeded hash). */
 function fnv1a(text: string): number {
@@ -28,19 +29,53 @@ function fnv1a(text: string): number {
   return h >>> 0;
 }
 
-function addFeature(vector: Float32Array, feature: string, weight: number): void {
-  const h = fnv1a(feature);
+/** The hash state after the word features' prefix `w:`: a word's hash continues from it. */
+const WORD_HASH_START = fnv1a('w:');
+
+function addHashed(vector: Float32Array, h: number, weight: number): void {
   // The top bit picks the sign so that colliding features cancel out on average.
   const d = h % VECTOR_DIM;
   vector[d] = vector[d]! + (h & 0x80000000 ? -weight : weight);
 }
 
+function addFeature(vector: Float32Array, feature: string, weight: number): void {
+  addHashed(vector, fnv1a(feature), weight);
+}
+
+/**
+ * The features `w:<word>` of every run of 3 or more letters or numbers (code points) of the
+ * lower-cased text, as matchAll(/[\p{L}\p{N}]{3,}/gu) finds them, hashed as they are scanned:
+ * the regex, a string per word and a template string per feature cost more than the rest of a
+ * PUT (catalog writes run this in the builder and in every ranking worker).
+ */
 function addWords(vector: Float32Array, text: string | undefined, weight: number, maxWords: number): void {
   if (!text) return;
+  const lower = text.toLowerCase();
+  const end = lower.length;
   let n = 0;
-  for (const [word] of text.toLowerCase().matchAll(WORD)) {
-    addFeature(vector, `w:${word}`, weight);
-    if (++n >= maxWords) break;
+  let h = WORD_HASH_START;
+  let points = 0;
+  for (let i = 0; i <= end; ) {
+    const c = i < end ? lower.charCodeAt(i) : -1;
+    let width = 0;
+    if ((c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39)) width = 1;
+    else if (c >= 0x80) {
+      WORD_CHAR.lastIndex = i;
+      if (WORD_CHAR.test(lower)) width = WORD_CHAR.lastIndex - i;
+    }
+    if (width > 0) {
+      for (let k = 0; k < width; k++) h = Math.imul(h ^ lower.charCodeAt(i + k), 0x01000193);
+      points++;
+      i += width;
+      continue;
+    }
+    if (points >= 3) {
+      addHashed(vector, h >>> 0, weight);
+      if (++n >= maxWords) return;
+    }
+    h = WORD_HASH_START;
+    points = 0;
+    i++;
   }
 }
 

@@ -75,8 +75,28 @@ function couldBeKey(itemType: string, itemId: string): boolean {
 /** Highest string element for range ends: sorts after every item id. */
 const KEY_END = '\uffff';
 
+/** A put waiting in a batch; `op` or `error` is set by the batch's transaction. */
+interface QueuedPut {
+  item: Item;
+  resolve(op: 'create' | 'update'): void;
+  reject(err: unknown): void;
+  op: 'create' | 'update' | undefined;
+  error: unknown;
+}
+
+/** After a batch committed: each put resolves with its op, or rejects with its own error. */
+function settlePuts(batch: readonly QueuedPut[]): void {
+  for (let i = 0; i < batch.length; i++) {
+    const queued = batch[i]!;
+    if (queued.op) queued.resolve(queued.op);
+    else queued.reject(queued.error);
+  }
+}
+
 export class Catalog {
   readonly #store: Store;
+  /** The put batch still taking puts: its transaction is queued and has not run yet. */
+  #openPuts: QueuedPut[] | undefined;
 
   constructor(store: Store) {
     this.#store = store;
@@ -88,19 +108,53 @@ export class Catalog {
     return this.#store.items.get([environment, itemType, itemId]) as StoredItem | undefined;
   }
 
-  /** Creates or replaces an item, keeping its enabled state. Resolves once committed. */
+  /**
+   * Creates or replaces an item, keeping its enabled state. Resolves once committed. Puts are
+   * group-committed: every put made before the write thread reaches the open batch's transaction
+   * (while the previous commit is in flight) shares that transaction, so under concurrent PUTs one
+   * commit and one read of the counters serve many requests. Other writes close the open batch, so
+   * a put made after them commits after them.
+   */
   put(item: Item): Promise<'create' | 'update'> {
-    const s = this.#store;
-    const key = [item.environment, item.item_type, item.item_id];
-    return this.#commit(() => {
-      const existing = s.items.get(key) as StoredItem | undefined;
-      const ix = existing?.ix ?? ensureItemIndex(s, item.environment, item.item_type, item.item_id);
-      const stored: StoredItem = { item, enabled: existing?.enabled ?? true, ix, updatedAt: Date.now() };
-      s.items.put(key, stored);
-      const op = existing ? 'update' : 'create';
-      this.#appendChange(item.environment, item.item_type, item.item_id, ix, op);
-      return op;
+    return new Promise((resolve, reject) => {
+      let batch = this.#openPuts;
+      if (!batch) {
+        const opened: QueuedPut[] = [];
+        this.#commit(() => this.#putAll(opened)).then(
+          () => settlePuts(opened),
+          (err: unknown) => {
+            for (let i = 0; i < opened.length; i++) opened[i]!.reject(err);
+          },
+        );
+        this.#openPuts = batch = opened;
+      }
+      batch.push({ item, resolve, reject, op: undefined, error: undefined });
     });
+  }
+
+  /** The transaction of one put batch: put's semantics per item, counters read and written once. */
+  #putAll(batch: QueuedPut[]): void {
+    if (this.#openPuts === batch) this.#openPuts = undefined;
+    const s = this.#store;
+    const counters: BatchCounters = { seq: s.meta.get(CHANGE_SEQ) ?? 0, nextIx: new Map() };
+    const now = Date.now();
+    for (let i = 0; i < batch.length; i++) {
+      const queued = batch[i]!;
+      const item = queued.item;
+      try {
+        const key = [item.environment, item.item_type, item.item_id];
+        const existing = s.items.get(key) as StoredItem | undefined;
+        const ix = existing?.ix ?? ensureItemIndex(s, item.environment, item.item_type, item.item_id, counters.nextIx);
+        s.items.put(key, { item, enabled: existing?.enabled ?? true, ix, updatedAt: now } satisfies StoredItem);
+        queued.op = existing ? 'update' : 'create';
+        this.#batchChange(counters, item.environment, item.item_type, item.item_id, ix, queued.op, now);
+      } catch (err) {
+        // Only this put fails; the batch's others still commit.
+        queued.error = err;
+      }
+    }
+    s.meta.put(CHANGE_SEQ, counters.seq);
+    saveNextIx(s, counters.nextIx);
   }
 
   /** Sets the enabled state; resolves false when the item is unknown. */
@@ -175,9 +229,9 @@ export class Catalog {
     });
   }
 
-  #batchChange(batch: BatchCounters, environment: string, itemType: string, itemId: string, ix: number, op: CatalogOp): void {
+  #batchChange(batch: BatchCounters, environment: string, itemType: string, itemId: string, ix: number, op: CatalogOp, at = Date.now()): void {
     const seq = ++batch.seq;
-    const change: CatalogChange = { seq, environment, itemType, itemId, ix, op, at: Date.now() };
+    const change: CatalogChange = { seq, environment, itemType, itemId, ix, op, at };
     this.#store.changes.put(seq, change);
   }
 
@@ -228,6 +282,8 @@ export class Catalog {
   /** Change records with seq > `afterSeq`, oldest first, at most `limit`. */
   /** Runs `write` in a transaction; once committed, wakes the model builder. */
   #commit<T>(write: () => T): Promise<T> {
+    // A put made after this write must not join a batch queued before it (it would commit first).
+    this.#openPuts = undefined;
     return this.#store.root.transaction(write).then((result) => {
       signalStoreChange();
       return result;

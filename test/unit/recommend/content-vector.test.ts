@@ -1,0 +1,49 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Item } from '../../../src/domain/item.ts';
+import { contentVector } from '../../../src/recommend/content-vector.ts';
+import { VECTOR_DIM } from '../../../src/recommend/reference-ranker.ts';
+
+/** The definition the scanning implementation must agree with exactly: the regex it replaced. */
+function referenceVector(item: Item): Float32Array | null {
+  const v = new Float32Array(VECTOR_DIM);
+  const add = (feature: string, weight: number) => {
+    let h = 0x811c9dc5;
+    for (let i = 0; i < feature.length; i++) h = Math.imul(h ^ feature.charCodeAt(i), 0x01000193);
+    h >>>= 0;
+    const d = h % VECTOR_DIM;
+    v[d] = v[d]! + (h & 0x80000000 ? -weight : weight);
+  };
+  const words = (text: string | undefined, weight: number, max: number) => {
+    let n = 0;
+    for (const [word] of (text ?? '').toLowerCase().matchAll(/[\p{L}\p{N}]{3,}/gu)) {
+      add(`w:${word}`, weight);
+      if (++n >= max) break;
+    }
+  };
+  for (const path of item.categories ?? []) for (let d = 1; d <= path.length; d++) add(`c:${path.slice(0, d).join('/').toLowerCase()}`, 3 / d ** 0.5);
+  for (const tag of item.tags ?? []) add(`t:${tag.toLowerCase()}`, 2);
+  words(item.title, 1, Infinity);
+  words(item.description, 0.5, 200);
+  let norm = 0;
+  for (let d = 0; d < VECTOR_DIM; d++) norm += v[d]! * v[d]!;
+  if (norm === 0) return null;
+  for (let d = 0; d < VECTOR_DIM; d++) v[d]! *= 1 / Math.sqrt(norm);
+  return v;
+}
+
+const item = (title: string, description?: string): Item => ({ environment: 'demo', item_type: 'article', item_id: 'a', title, ...(description ? { description } : {}) });
+
+test('content vectors equal the regex definition on ASCII, Unicode letters and digits, astral letters, lone surrogates and punctuation', () => {
+  const texts = [
+    'Market energy: election, climate & season 2024 — ok ab abc',
+    'ÉLAN Über straße İstanbul ǅemal naïve café ß 東京都 ١٢٣ 𝐀𝐁𝐂 𝐀b x😀yz \ud800abc de\udc00fg',
+    'a1b2c3 __init__ x-y-z 99 999 ÀÀÀ\u0301 ',
+    '',
+  ];
+  for (const title of texts) {
+    for (const description of texts) assert.deepEqual(contentVector(item(title, description)), referenceVector(item(title, description)), `${title} / ${description}`);
+  }
+  const long = Array.from({ length: 300 }, (_, i) => `word${i}`).join(' ');
+  assert.deepEqual(contentVector(item('t', long)), referenceVector(item('t', long)), 'the description is cut at 200 words');
+});
