@@ -109,8 +109,12 @@ function toFieldErrors(errors: ErrorObject[]): FieldError[] {
   return [...seen.values()];
 }
 
-/** An unpaired UTF-16 surrogate: with the `u` flag a well-formed pair is one code point, not Cs. */
-const LONE_SURROGATE = /\p{Cs}/u;
+/**
+ * Whether `text` holds an unpaired UTF-16 surrogate. String.prototype.isWellFormed (Node 20,
+ * not yet in TypeScript's ES2023 lib) is a native scan; the regex /\p{Cs}/u it replaced was a
+ * tenth of a PUT's validation.
+ */
+const hasLoneSurrogate = (text: string) => !(text as string & { isWellFormed(): boolean }).isWellFormed();
 
 /**
  * The first place where `body` holds what the store would not give back as sent: a `__proto__`
@@ -122,14 +126,14 @@ function unstorable(body: unknown): FieldError | undefined {
   while (stack.length > 0) {
     const [value, path] = stack.pop()!;
     if (typeof value === 'string') {
-      if (LONE_SURROGATE.test(value)) return { path: path || '(body)', message: 'must not contain an unpaired UTF-16 surrogate' };
+      if (hasLoneSurrogate(value)) return { path: path || '(body)', message: 'must not contain an unpaired UTF-16 surrogate' };
       continue;
     }
     if (typeof value !== 'object' || value === null) continue;
     for (const [key, child] of Object.entries(value)) {
       const childPath = path ? `${path}.${key}` : key;
       if (key === '__proto__') return { path: childPath, message: 'is a reserved name that cannot be stored' };
-      if (LONE_SURROGATE.test(key)) return { path: path || '(body)', message: 'must not have a key with an unpaired UTF-16 surrogate' };
+      if (hasLoneSurrogate(key)) return { path: path || '(body)', message: 'must not have a key with an unpaired UTF-16 surrogate' };
       stack.push([child, childPath]);
     }
   }
