@@ -6,7 +6,8 @@
 // 2. File drop: rows/s and peak memory of a 1,000,000-row CSV generated with a fixed seed
 //    (scripts/generate-import-csv.ts --seed 42; cached in the temp dir). Baseline: csv-parse
 //    alone on the same file. Each run is a fresh process (bench/import-runner.ts), alternating.
-//    Targets: ≥ 50,000 rows/s, peak RSS < 300 MB.
+//    Targets (issue 12): ≥ 50,000 rows/s, peak anonymous memory (RssAnon: heap and buffers, not
+//    the file-backed LMDB map) < 300 MB.
 // Run: npm run bench -- ingest   BENCH_QUICK=1 (100,000 rows, fewer rounds), BENCH_ROUNDS=n
 //      (import rounds, default 1), BENCH_JSON=1 (JSON lines).
 import { spawnSync } from 'node:child_process';
@@ -134,6 +135,7 @@ for (let round = 0; round < IMPORT_ROUNDS; round++) {
 const baseRate = median(baseRuns.map((r) => r.rows_per_sec));
 const importRate = median(importRuns.map((r) => r.rows_per_sec));
 const hwm = Math.max(...importRuns.map((r) => r.vm_hwm_mb));
+const anon = Math.max(...importRuns.map((r) => r.peak_anon_mb));
 const importRows = [
   {
     task: `import/csv-parse-only/rows=${ROWS}`,
@@ -151,11 +153,11 @@ const importRows = [
     'rows/s': importRate,
     's': Number((median(importRuns.map((r) => r.ms)) / 1000).toFixed(1)),
     'peak RSS MB': hwm,
-    'anon MB': Math.max(...importRuns.map((r) => r.peak_anon_mb)),
+    'anon MB': anon,
     'LMDB map MB': Math.max(...importRuns.map((r) => r.peak_file_mb)),
     'x baseline': Number((importRate / baseRate).toFixed(2)),
-    target: `≥ ${ROWS_TARGET} rows/s, peak RSS < ${RSS_TARGET_MB} MB`,
-    pass: `${importRate >= ROWS_TARGET ? 'rows/s yes' : 'rows/s no'}, ${hwm < RSS_TARGET_MB ? 'RSS yes' : 'RSS no'}`,
+    target: `≥ ${ROWS_TARGET} rows/s, peak anon < ${RSS_TARGET_MB} MB`,
+    pass: `${importRate >= ROWS_TARGET ? 'rows/s yes' : 'rows/s no'}, ${anon < RSS_TARGET_MB ? 'anon yes' : 'anon no'}`,
   },
 ];
 console.log(`\nfile drop: ${csvFile} (${(readFileSync(csvFile).length / 1e6).toFixed(0)} MB), ${IMPORT_ROUNDS} round(s), fresh process each; the import ended ${importRuns.map((r) => `${r.state} with ${r.rejected} rejected rows`).join(', ')}`);

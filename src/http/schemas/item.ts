@@ -122,19 +122,26 @@ const hasLoneSurrogate = (text: string) => !(text as string & { isWellFormed(): 
  * it reads back as U+FFFD). Iterative; call after the nesting check. Undefined when none.
  */
 function unstorable(body: unknown): FieldError | undefined {
-  const stack: Array<[unknown, string]> = [[body, '']];
-  while (stack.length > 0) {
-    const [value, path] = stack.pop()!;
-    if (typeof value === 'string') {
-      if (hasLoneSurrogate(value)) return { path: path || '(body)', message: 'must not contain an unpaired UTF-16 surrogate' };
-      continue;
-    }
-    if (typeof value !== 'object' || value === null) continue;
-    for (const [key, child] of Object.entries(value)) {
-      const childPath = path ? `${path}.${key}` : key;
-      if (key === '__proto__') return { path: childPath, message: 'is a reserved name that cannot be stored' };
-      if (hasLoneSurrogate(key)) return { path: path || '(body)', message: 'must not have a key with an unpaired UTF-16 surrogate' };
-      stack.push([child, childPath]);
+  // A path is only built for a value that is an object or at fault (a string per field and a
+  // tuple per value was most of a file row's validation); the visiting order is unchanged.
+  const values: unknown[] = [body];
+  const parents: Array<string | undefined> = [undefined];
+  const keys: string[] = [''];
+  while (values.length > 0) {
+    const value = values.pop();
+    const parent = parents.pop();
+    const key = keys.pop()!;
+    const isString = typeof value === 'string';
+    if (isString ? !hasLoneSurrogate(value) : typeof value !== 'object' || value === null) continue;
+    const path = parent === undefined ? '' : parent ? `${parent}.${key}` : key;
+    if (isString) return { path: path || '(body)', message: 'must not contain an unpaired UTF-16 surrogate' };
+    const object = value as Record<string, unknown>;
+    for (const childKey of Object.keys(object)) {
+      if (childKey === '__proto__') return { path: path ? `${path}.${childKey}` : childKey, message: 'is a reserved name that cannot be stored' };
+      if (hasLoneSurrogate(childKey)) return { path: path || '(body)', message: 'must not have a key with an unpaired UTF-16 surrogate' };
+      values.push(object[childKey]);
+      parents.push(path);
+      keys.push(childKey);
     }
   }
   return undefined;
