@@ -415,3 +415,22 @@ describe('Items API body size limit (AFFINITY_MAX_BODY_BYTES=2048)', () => {
     assert.deepEqual(await got.json(), JSON.parse(body));
   });
 });
+
+test('a bad PUT among 40 concurrent good ones (one group commit) answers 415 with its problem, stores nothing of it, and stores all 40 good items', async (t) => {
+  const server = await startServer();
+  t.after(() => server.close());
+  const token = await getToken(server);
+  const put = (id: string, body: unknown) =>
+    fetch(`${server.url}/api/${ENV}/items/article/${id}`, {
+      method: 'PUT',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: json(body),
+    });
+  const ids = Array.from({ length: 40 }, (_, i) => `batch-${String(i).padStart(2, '0')}`);
+  const bad = put('batch-bad', { environment: ENV, item_id: 'batch-bad', item_type: 'article', title: 7 });
+  const good = ids.map((id) => put(id, { environment: ENV, item_id: id, item_type: 'article', title: id }));
+  assertFieldErrors(await assertProblem(await bad, 415, 'invalid-item'), [['title', /string/]]);
+  for (const res of await Promise.all(good)) assert.equal(res.status, 200, await res.text());
+  const list = await fetch(`${server.url}${LIST}`, { headers: { Authorization: `Bearer ${token}` } });
+  assert.deepEqual(await list.json(), { items: ids.map((item_id) => ({ item_id, enabled: true })), next_cursor: null });
+});
