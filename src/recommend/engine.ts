@@ -155,6 +155,10 @@ export class Engine {
   readonly #similar: number[] = [];
   readonly #recent = new RecentConsumption();
   readonly #seeds = new UserSeeds();
+  /** Kernel inputs rebuilt per ranking, in reused memory. */
+  readonly #context = new Float32Array(VECTOR_DIM);
+  #exclude = new Uint32Array(256);
+  #pool = new Uint32Array(SIMILAR_POOL);
   readonly #recentSeeds = new Uint32Array(MAX_SEEDS);
   #trainedSeeds = new Uint32Array(0);
   #trainedIx = new Uint32Array(256);
@@ -344,7 +348,7 @@ export class Engine {
         if (!input) break;
         input.allowedTypesMask = typesMask;
         input.allow = allow;
-        input.exclude = Uint32Array.from(user.exclude);
+        input.exclude = this.#excludeOf(user.exclude);
         const result = env.ranker.rank(input);
         for (const ix of result.ix) {
           out.push(ix);
@@ -374,7 +378,7 @@ export class Engine {
         if (seeds.count === 0) return null;
         const recent = this.#recentSeeds;
         const n = seeds.mostRecent(MAX_SEEDS, recent);
-        context = new Float32Array(VECTOR_DIM);
+        context = this.#context.fill(0);
         const vectors = env.view.vectors;
         for (let r = 0; r < n; r++) {
           const ix = seeds.ix[recent[r]!]!;
@@ -402,10 +406,15 @@ export class Engine {
           b.addSeed(env.view.config.model.trained.weight, 0);
           b.addRow(trained, trained.ix.length);
         }
-        context = env.view.vectors.slice(ix * VECTOR_DIM, (ix + 1) * VECTOR_DIM);
+        // The kernel copies its inputs: a view of the item's vector, not a copy.
+        context = env.view.vectors.subarray(ix * VECTOR_DIM, (ix + 1) * VECTOR_DIM);
         const similar = env.view.similarCandidates(ix, SIMILAR_POOL, this.#similar);
         // No category or tag to go by: content similarity over the whole catalog (rare: an O(n) pass).
-        pool = similar.length > 0 ? Uint32Array.from(similar) : this.#everyIx(env);
+        if (similar.length > 0) {
+          if (this.#pool.length < similar.length) this.#pool = new Uint32Array(Math.max(similar.length, 2 * this.#pool.length));
+          for (let i = 0; i < similar.length; i++) this.#pool[i] = similar[i]!;
+          pool = this.#pool.subarray(0, similar.length);
+        } else pool = this.#everyIx(env);
         ({ popularityWeight, contentWeight } = TUNING.itemToItem);
         break;
       }
@@ -489,6 +498,13 @@ export class Engine {
     const top = env.trained.forSeeds(ixs, weights, n, user.exclude, TRAINED_CANDIDATES);
     user.trained = top ?? null;
     return top;
+  }
+
+  /** The exclusions as the kernel takes them, in reused memory (the kernel copies its inputs). */
+  #excludeOf(exclude: readonly number[]): Uint32Array {
+    if (this.#exclude.length < exclude.length) this.#exclude = new Uint32Array(Math.max(exclude.length, 2 * this.#exclude.length));
+    for (let i = 0; i < exclude.length; i++) this.#exclude[i] = exclude[i]!;
+    return this.#exclude.subarray(0, exclude.length);
   }
 
   #everyIx(env: Environment): Uint32Array {
