@@ -9,7 +9,7 @@
  * hold several times the memory the bound meant. A restart forgets every list (clients then get
  * 404, as for an expired key).
  */
-import { random16 } from '../random-pool.ts';
+import { randomKey } from '../random-pool.ts';
 
 export interface CachedList {
   environment: string;
@@ -53,7 +53,7 @@ export class ListCache {
 
   /** Stores a list for `ttlSec`; returns its key (128 random bits, base64url). */
   put(list: CachedList, ttlSec: number, now = Date.now()): string {
-    const key = Buffer.from(random16()).toString('base64url');
+    const key = randomKey();
     const cost = list.ix.length + LIST_OVERHEAD_ITEMS;
     if (cost > this.#maxItems) return key; // never fits: the key will answer 404
     // Expired lists leave from the front first (bounded work per put, no timer), then the oldest

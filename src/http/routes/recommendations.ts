@@ -6,7 +6,7 @@
  * the list cache on, the whole `list_size` list is kept and `list_key` names it.
  */
 import { v7 as uuidv7 } from 'uuid';
-import type { Config, EnvironmentConfig } from '../../config/types.ts';
+import type { Config } from '../../config/types.ts';
 import { assignUserGroup, isControlGroup } from '../../domain/user-group.ts';
 import { random16 } from '../../random-pool.ts';
 import { E } from '../../errors.ts';
@@ -14,7 +14,8 @@ import type { CachedList, ListCache } from '../../recommend/list-cache.ts';
 import type { RankingPool } from '../../recommend/pool.ts';
 import type { RequestCounter } from '../../recommend/request-counter.ts';
 import { itemsJson, splitIds } from '../../recommend/list-json.ts';
-import type { RankedList, RankTask } from '../../recommend/task.ts';
+import { encodeRankTask } from '../../recommend/messages.ts';
+import type { RankedList } from '../../recommend/task.ts';
 import { authorize, type Authorizer } from '../auth.ts';
 import { environmentOf } from '../environment.ts';
 import { parseJsonBody } from '../read-body.ts';
@@ -70,31 +71,6 @@ function headJson(requestId: string, userGroup: string, deviceId: string, userId
   return `"request_id":${JSON.stringify(requestId)},"user_group":${JSON.stringify(userGroup)},"device_id":${JSON.stringify(deviceId)}${user}`;
 }
 
-function rankTask(environment: string, env: EnvironmentConfig, request: RecommendationRequest): RankTask {
-  return {
-    environment,
-    nowSec: Math.floor(Date.now() / 1000),
-    ...(request.userId !== undefined ? { userId: request.userId } : {}),
-    deviceId: request.deviceId,
-    ...(request.context ? { context: request.context } : {}),
-    history: request.history,
-    exclude: request.exclude,
-    lists: request.lists.map((l) => {
-      const config = env.lists[l.name]!;
-      return {
-        strategy: config.strategy,
-        ...(config.fallback ? { fallback: config.fallback } : {}),
-        size: l.size,
-        limit: l.limit,
-        itemTypes: config.itemTypes,
-        filters: [...(config.filters ? [config.filters] : []), ...(l.filters ? [l.filters] : [])],
-        ...(config.informationField ? { informationField: config.informationField } : {}),
-        content: l.content,
-      };
-    }),
-  };
-}
-
 export function registerRecommendationRoutes(server: HttpServer, deps: RecommendationRoutesDeps): void {
   server.route('post', '/api/:environment/recommendations/requests', { status: STATUS_REQUEST, readsBody: true }, async (ex, req, body) => {
     const startedMs = performance.now();
@@ -120,7 +96,7 @@ export function registerRecommendationRoutes(server: HttpServer, deps: Recommend
       return;
     }
 
-    const outcome = await deps.pool.rank(rankTask(environment, env, request));
+    const outcome = await deps.pool.rank(encodeRankTask(environment, Math.floor(nowMs / 1000), request));
     if ('errors' in outcome) throw E.invalidRequest(outcome.errors.map((e) => `${e.path} ${e.message}`).join('; '), outcome.errors);
     const protobufLists: AnswerList[] = [];
     let lists = '';
