@@ -5,6 +5,8 @@
  * (strategy, item types, configured filters) from its own copy of the environments. A batch's
  * ranked lists come back packed: all their text (ids and items JSON) in one string and all their
  * ix in one transferred Uint32Array, with a small layout array; the main thread cuts them apart.
+ * The ids and the items JSON are two strings: a cached list's ids (a slice, which keeps the
+ * string it was cut from) then keep only the batch's ids, not the answers already written.
  * Structured clone of the object graphs this replaces cost both threads a per-property walk and
  * an ArrayBuffer per list. Errors, checks and lists with information fields (rare) still travel
  * as objects.
@@ -70,13 +72,15 @@ export type BatchOutcome = RankOutcome | CheckOutcome | { failed: string } | { e
  * A batch's answer: the outcomes in task order (`undefined` where a task's lists are packed),
  * how far this worker has read the notice journal, and the packed lists. `layout` holds, per
  * packed task in order, its list count and then per list the ids' length, the items JSON's
- * length, the ix count and the items shown; text and ix follow one another in that order.
+ * length, the ix count and the items shown; the lists' ids, items and ix follow one another
+ * in that order.
  */
 export interface BatchReply {
   threadId: number;
   seq: number;
   outcomes: Array<BatchOutcome | undefined>;
-  text: string;
+  ids: string;
+  items: string;
   ix: Uint32Array;
   layout: Int32Array;
 }
@@ -93,7 +97,8 @@ export function packReply(threadId: number, seq: number, outcomes: BatchOutcome[
   }
   const ix = new Uint32Array(ixCount);
   const layout = new Int32Array(layoutCount);
-  let text = '';
+  let ids = '';
+  let items = '';
   let at = 0;
   let ixAt = 0;
   const left: Array<BatchOutcome | undefined> = [];
@@ -105,8 +110,8 @@ export function packReply(threadId: number, seq: number, outcomes: BatchOutcome[
     left.push(undefined);
     layout[at++] = o.lists.length;
     for (const l of o.lists) {
-      text += l.ids;
-      text += l.itemsJson;
+      ids += l.ids;
+      items += l.itemsJson;
       ix.set(l.ix, ixAt);
       ixAt += l.ix.length;
       layout[at++] = l.ids.length;
@@ -115,14 +120,15 @@ export function packReply(threadId: number, seq: number, outcomes: BatchOutcome[
       layout[at++] = l.shown;
     }
   }
-  return { threadId, seq, outcomes: left, text, ix, layout };
+  return { threadId, seq, outcomes: left, ids, items, ix, layout };
 }
 
 /** Main thread: every task's outcome, the packed lists cut out of the reply (views, not copies). */
-export function unpackReply({ outcomes, text, ix, layout }: BatchReply): BatchOutcome[] {
+export function unpackReply({ outcomes, ids, items, ix, layout }: BatchReply): BatchOutcome[] {
   const out: BatchOutcome[] = [];
   let at = 0;
-  let textAt = 0;
+  let idsAt = 0;
+  let itemsAt = 0;
   let ixAt = 0;
   for (const o of outcomes) {
     if (o !== undefined) {
@@ -132,11 +138,12 @@ export function unpackReply({ outcomes, text, ix, layout }: BatchReply): BatchOu
     const count = layout[at++]!;
     const lists: RankedList[] = [];
     for (let i = 0; i < count; i++) {
-      const idsEnd = textAt + layout[at++]!;
-      const itemsEnd = idsEnd + layout[at++]!;
+      const idsEnd = idsAt + layout[at++]!;
+      const itemsEnd = itemsAt + layout[at++]!;
       const ixEnd = ixAt + layout[at++]!;
-      lists.push({ ids: text.slice(textAt, idsEnd), itemsJson: text.slice(idsEnd, itemsEnd), ix: ix.subarray(ixAt, ixEnd), shown: layout[at++]! });
-      textAt = itemsEnd;
+      lists.push({ ids: ids.slice(idsAt, idsEnd), itemsJson: items.slice(itemsAt, itemsEnd), ix: ix.subarray(ixAt, ixEnd), shown: layout[at++]! });
+      idsAt = idsEnd;
+      itemsAt = itemsEnd;
       ixAt = ixEnd;
     }
     out.push({ lists });

@@ -78,18 +78,18 @@ export class RequestCounter {
   }
 
   /** One request: +1 for each of its lists' names, and +1 for its user group, channel and page type. */
-  count(environment: string, nowMs: number, listNames: readonly string[], userGroup: string, channel: string, pageType: string): void {
+  count(environment: string, nowMs: number, lists: ReadonlyArray<{ name: string }>, userGroup: string, channel: string, pageType: string): void {
     const hour = this.#hour(environment, nowMs);
-    for (let i = 0; i < listNames.length; i++) this.#add(hour, 'list_name', listNames[i]!);
+    for (let i = 0; i < lists.length; i++) this.#add(hour, 'list_name', lists[i]!.name);
     this.#add(hour, 'user_group', userGroup);
     this.#add(hour, 'channel', channel);
     this.#add(hour, 'page_type', pageType);
   }
 
-  /** The items a response showed (dense indices). */
-  recommended(environment: string, nowMs: number, ix: ArrayLike<number>): void {
+  /** The items a response showed (dense indices): the first `shown` of `ix`. */
+  recommended(environment: string, nowMs: number, ix: ArrayLike<number>, shown = ix.length): void {
     const items = this.#hour(environment, nowMs).items;
-    for (let i = 0; i < ix.length; i++) items.add(ix[i]!);
+    for (let i = 0; i < shown; i++) items.add(ix[i]!);
   }
 
   /** One answered request's latency, ms. */
