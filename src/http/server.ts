@@ -113,6 +113,12 @@ function allowHeader(methods: readonly Method[]): string {
   return names.join(', ');
 }
 
+/** uWS gives the method in lower case; the common ones upper-cased once, not per request. */
+const UPPER_METHODS = new Map(['get', 'head', 'post', 'put', 'delete', 'options', 'patch'].map((m) => [m, m.toUpperCase()]));
+function upperMethod(method: string): string {
+  return UPPER_METHODS.get(method) ?? method.toUpperCase();
+}
+
 function decodeParam(raw: string): string {
   if (!raw.includes('%')) return raw;
   try {
@@ -222,7 +228,7 @@ export class HttpServer {
       const params: string[] = [];
       for (let i = 0; i < paramCount; i++) params.push(decodeParam(req.getParameter(i)));
       info = {
-        method: req.getMethod().toUpperCase(),
+        method: upperMethod(req.getMethod()),
         url: req.getUrl(),
         query: req.getQuery() ?? '',
         params,

@@ -11,11 +11,13 @@
  *
  * Laid out for the garbage collector: two lists per request live for minutes, so whatever
  * objects a list keeps survive the main thread's scavenges and get promoted (they made ~40% of
- * its GC pause time and its longest pauses at the benchmark's load). A list is therefore a slot
- * in parallel arrays, its ix a range of one ring of u32, and its key names the slot: 4 bytes of
- * slot number and 12 random bytes (96 unguessable bits) checked against the slot's, which a
- * later list in the slot replaces. No Map, key string or typed array per list is kept; one small
- * object holds the list's strings.
+ * its GC pause time and its longest pauses at the benchmark's load). A list is therefore a
+ * record in one byte ring outside the JS heap (its ix, then its strings as UTF-8) and a slot in
+ * typed arrays; its key names the slot: 4 bytes of slot number and 12 random bytes (96
+ * unguessable bits) checked against the slot's, which a later list in the slot replaces. No
+ * Map, key, string or object per list stays on the heap (information fields, rare, excepted).
+ * The ring holds RING_BYTES_PER_ITEM bytes per item of the budget; lists with unusually long ids
+ * may fill it first, and then the oldest go first just the same.
  */
 import { random16 } from '../random-pool.ts';
 
@@ -35,8 +37,12 @@ export interface CachedList {
 
 /** A cached list's own memory (key, request id, objects, Map and queue slots) in item ids' worth (~32 bytes each). */
 export const LIST_OVERHEAD_ITEMS = 16;
+/** Ring bytes per item of the budget: an ix (4) and an id of ~27 bytes with its separator. */
+const RING_BYTES_PER_ITEM = 32;
 const TAG_WORDS = 3;
 const KEY_BYTES = 16;
+/** The strings of a record, in this order. */
+const TEXT_FIELDS = ['environment', 'requestId', 'userGroup', 'deviceId', 'userId', 'listName', 'ids'] as const;
 
 export class ListCache {
   readonly #maxItems: number;
@@ -46,13 +52,18 @@ export class ListCache {
   readonly #serial: Float64Array;
   readonly #tag: Uint32Array;
   readonly #expiresAt: Float64Array;
-  readonly #ixAt: Int32Array;
+  /** Where each slot's record starts in the ring (a multiple of 4), its ix count and its bytes. */
+  readonly #at: Int32Array;
   readonly #ixCount: Int32Array;
-  /** One field per slot: the strings are shared with the request, not copied. */
-  readonly #fields: Array<Omit<CachedList, 'ix'> | undefined>;
-  /** The lists' ix, one after another, wrapping to 0 where a list would not fit before the end. */
-  readonly #ring: Uint32Array;
+  readonly #bytes: Int32Array;
+  /** Byte length of each of a slot's TEXT_FIELDS. */
+  readonly #textBytes: Int32Array;
+  readonly #information: Array<Array<string | undefined> | undefined>;
+  /** Records one after another, wrapping to 0 where one would not fit before the end. */
+  readonly #ring: Buffer;
+  readonly #ringU32: Uint32Array;
   #ringAt = 0;
+  readonly #key = Buffer.alloc(KEY_BYTES);
   /** Serial of the next list and of the oldest one held. */
   #next = 0;
   #oldest = 0;
@@ -64,10 +75,13 @@ export class ListCache {
     this.#serial = new Float64Array(this.#slots).fill(-1);
     this.#tag = new Uint32Array(this.#slots * TAG_WORDS);
     this.#expiresAt = new Float64Array(this.#slots);
-    this.#ixAt = new Int32Array(this.#slots);
+    this.#at = new Int32Array(this.#slots);
     this.#ixCount = new Int32Array(this.#slots);
-    this.#fields = new Array<Omit<CachedList, 'ix'> | undefined>(this.#slots);
-    this.#ring = new Uint32Array(Math.max(1, maxItems));
+    this.#bytes = new Int32Array(this.#slots);
+    this.#textBytes = new Int32Array(this.#slots * TEXT_FIELDS.length);
+    this.#information = new Array<Array<string | undefined> | undefined>(this.#slots);
+    this.#ring = Buffer.allocUnsafeSlow(Math.max(4, maxItems * RING_BYTES_PER_ITEM));
+    this.#ringU32 = new Uint32Array(this.#ring.buffer, this.#ring.byteOffset, this.#ring.length >> 2);
   }
 
   /** Stores a list for `ttlSec`; returns its key (16 bytes, base64url). */
@@ -78,34 +92,45 @@ export class ListCache {
     const serial = this.#next;
     const slot = serial % this.#slots;
     // The first 4 random bytes give way to the slot; the other 12 are its tag.
-    const bytes = Buffer.from(random);
-    bytes.writeUInt32BE(slot, 0);
-    const key = bytes.toString('base64url');
-    if (cost > this.#maxItems) return key; // never fits: the key will answer 404 (its slot is never written)
-    let at = this.#ringAt + count > this.#ring.length ? 0 : this.#ringAt;
+    this.#key.set(random);
+    this.#key.writeUInt32BE(slot, 0);
+    const key = this.#key.toString('base64url');
+    let bytes = count * 4;
+    for (const field of TEXT_FIELDS) bytes += Buffer.byteLength(list[field] ?? '');
+    bytes = (bytes + 3) & ~3;
+    // Never fits: the key will answer 404 (its slot is never written).
+    if (cost > this.#maxItems || bytes > this.#ring.length) return key;
+    let at = this.#ringAt + bytes > this.#ring.length ? 0 : this.#ringAt;
     // Expired lists leave from the front first (bounded work per put, no timer), then the oldest
-    // while the new list would not fit in the budget or its ix would overwrite theirs.
+    // while the new list would not fit in the budget or its record would overwrite theirs.
     while (this.#oldest < this.#next) {
-      const slot = this.#oldest % this.#slots;
-      const live = this.#serial[slot] === this.#oldest;
-      if (live && this.#expiresAt[slot]! > now && this.#items + cost <= this.#maxItems && !this.#overlaps(slot, at, count)) break;
-      if (live) this.#drop(slot);
+      const oldest = this.#oldest % this.#slots;
+      const live = this.#serial[oldest] === this.#oldest;
+      if (live && this.#expiresAt[oldest]! > now && this.#items + cost <= this.#maxItems && !this.#overlaps(oldest, at, bytes)) break;
+      if (live) this.#drop(oldest);
       this.#oldest++;
     }
-    if (this.#oldest === this.#next) at = this.#ringAt = 0;
+    if (this.#oldest === this.#next) at = 0;
     this.#next++;
     this.#serial[slot] = serial;
     this.#tag.set(new Uint32Array(random.buffer, random.byteOffset + 4, TAG_WORDS), slot * TAG_WORDS);
     this.#expiresAt[slot] = now + ttlSec * 1000;
-    this.#ixAt[slot] = at;
+    this.#at[slot] = at;
     this.#ixCount[slot] = count;
-    this.#ring.set(list.ix, at);
-    this.#ringAt = at + count;
-    const { ix: _ix, ...fields } = list;
-    this.#fields[slot] = fields;
+    this.#bytes[slot] = bytes;
+    this.#ringU32.set(list.ix, at >> 2);
+    let textAt = at + count * 4;
+    for (let f = 0; f < TEXT_FIELDS.length; f++) {
+      const written = this.#ring.write(list[TEXT_FIELDS[f]!] ?? '', textAt, 'utf8');
+      this.#textBytes[slot * TEXT_FIELDS.length + f] = written;
+      textAt += written;
+    }
+    this.#information[slot] = list.informationFields;
+    this.#ringAt = at + bytes;
     this.#items += cost;
     return key;
   }
+
   /** The list under `key` if it exists, has not expired and belongs to `environment`. */
   get(environment: string, key: string, now = Date.now()): CachedList | undefined {
     if (key.length !== 22) return undefined;
@@ -115,21 +140,40 @@ export class ListCache {
     if (slot >= this.#slots || this.#serial[slot] === -1) return undefined;
     for (let w = 0; w < TAG_WORDS; w++) if (this.#tag[slot * TAG_WORDS + w] !== bytes.readUInt32LE(4 + 4 * w) >>> 0) return undefined;
     if (this.#expiresAt[slot]! <= now) return undefined;
-    const fields = this.#fields[slot]!;
-    if (fields.environment !== environment) return undefined;
-    const at = this.#ixAt[slot]!;
-    return { ...fields, ix: this.#ring.slice(at, at + this.#ixCount[slot]!) };
+    const at = this.#at[slot]!;
+    const count = this.#ixCount[slot]!;
+    const text: string[] = [];
+    let textAt = at + count * 4;
+    for (let f = 0; f < TEXT_FIELDS.length; f++) {
+      const length = this.#textBytes[slot * TEXT_FIELDS.length + f]!;
+      text.push(this.#ring.toString('utf8', textAt, textAt + length));
+      textAt += length;
+    }
+    const [listEnvironment = '', requestId = '', userGroup = '', deviceId = '', userId = '', listName = '', ids = ''] = text;
+    if (listEnvironment !== environment) return undefined;
+    const information = this.#information[slot];
+    return {
+      environment,
+      requestId,
+      userGroup,
+      deviceId,
+      ...(userId !== '' ? { userId } : {}),
+      listName,
+      ids,
+      ix: this.#ringU32.slice(at >> 2, (at >> 2) + count),
+      ...(information ? { informationFields: information } : {}),
+    };
   }
 
-  /** Whether the slot's ix lie in [at, at + count). */
-  #overlaps(slot: number, at: number, count: number): boolean {
-    const from = this.#ixAt[slot]!;
-    return count > 0 && from < at + count && at < from + this.#ixCount[slot]!;
+  /** Whether the slot's record lies in [at, at + bytes). */
+  #overlaps(slot: number, at: number, bytes: number): boolean {
+    const from = this.#at[slot]!;
+    return from < at + bytes && at < from + this.#bytes[slot]!;
   }
 
   #drop(slot: number): void {
     this.#serial[slot] = -1;
-    this.#fields[slot] = undefined;
+    this.#information[slot] = undefined;
     this.#items -= this.#ixCount[slot]! + LIST_OVERHEAD_ITEMS;
   }
 }
