@@ -28,16 +28,16 @@ export interface CachedList {
   deviceId: string;
   userId?: string;
   listName: string;
-  /** Item ids joined by LIST_ID_SEPARATOR: one string per list, not one per item, on the heap for up to its lifetime. */
+  /** Item ids joined by LIST_ID_SEPARATOR (kept as UTF-8 in the ring, a string again when read). */
   ids: string;
   /** The items' ix, to check them when the list is read (they may have been disabled since). */
   ix: Uint32Array;
   informationFields?: Array<string | undefined>;
 }
 
-/** A cached list's own memory (key, request id, objects, Map and queue slots) in item ids' worth (~32 bytes each). */
+/** A cached list's own memory (its request's fields in the ring, its slot) in item ids' worth (~32 bytes each). */
 export const LIST_OVERHEAD_ITEMS = 16;
-/** Ring bytes per item of the budget: an ix (4) and an id of ~27 bytes with its separator. */
+/** Ring bytes per item of the budget: an ix (4) and an id of ~27 bytes with its separator; the overhead items hold the request's fields. */
 const RING_BYTES_PER_ITEM = 32;
 const TAG_WORDS = 3;
 const KEY_BYTES = 16;
