@@ -22,8 +22,13 @@
 //   BENCH_QUICK=1  one round, short runs, 10,000 items / 100,000 events / 5,000 users
 //   BENCH_ITEMS=n  catalog size (events 10 n, users n / 2), e.g. 10000, 100000, 1000000
 //   BENCH_ROUNDS=n (default 3)   BENCH_JSON=1 also JSON lines   BENCH_QUIET_WAIT_SEC (wrk-runner)
+//   BENCH_DATA_DIR=dir  keep the loaded data set there and reuse it in later runs (for repeated
+//                profiling: loading 100k items takes minutes); unset, a fresh temporary directory.
+//                A directory prepared for another BENCH_ITEMS is refused; rounds write to it
+//                (request counters), so delete it for a pristine run.
+//   BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'  more node flags for the measured service
 // Exit code 1 only when requests failed (non-2xx, socket errors, timeouts), not for a missed target.
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -85,7 +90,11 @@ const runner = createWrkRunner({ label: 'recommendations bench', calibrateSec: C
 const log = (message: string) => console.error(`recommendations bench: ${message}`);
 
 const tmp = mkdtempSync(join(tmpdir(), 'affinity-bench-'));
-const dataDir = join(tmp, 'data');
+/** A kept data directory (BENCH_DATA_DIR) is outside `tmp`, which is removed at the end. */
+const KEPT_DATA_DIR = process.env.BENCH_DATA_DIR;
+const dataDir = KEPT_DATA_DIR ?? join(tmp, 'data');
+/** In a kept data directory: what prepare() returned, with the data set it loaded. */
+const PREPARED_FILE = join(dataDir, 'bench-prepared.json');
 
 interface Health {
   model_builder: { events_applied: number; positions: Record<string, number> } | null;
@@ -134,8 +143,19 @@ interface Prepared {
   catchUpSec: number;
 }
 
+/** A kept data directory's earlier preparation, when it holds this data set; throws for another. */
+function preparedBefore(): Prepared | undefined {
+  if (!KEPT_DATA_DIR || !existsSync(PREPARED_FILE)) return undefined;
+  const saved = JSON.parse(readFileSync(PREPARED_FILE, 'utf8')) as Prepared & { dataset: DatasetOptions };
+  if (JSON.stringify(saved.dataset) !== JSON.stringify(DATASET)) throw new Error(`${dataDir} holds another data set (${saved.dataset.items} items): choose another BENCH_DATA_DIR`);
+  log(`reusing the data set loaded into ${dataDir}`);
+  return saved;
+}
+
 /** Loads the data set into `dataDir` through the APIs and waits for the model builder. */
 async function prepare(): Promise<Prepared> {
+  const before = preparedBefore();
+  if (before) return before;
   mkdirSync(dataDir, { recursive: true });
   const server = await startServer({ dataDir, built: true });
   running = server;
@@ -154,7 +174,9 @@ async function prepare(): Promise<Prepared> {
     const buildMs = await buildTrainedModel(server.url, (await fetchToken(server.url, client.clientId, client.clientSecret)).accessToken);
     if (buildMs !== undefined) log(`trained model built in ${(buildMs / 1000).toFixed(1)} s`);
     warnFromLog(server, 'loading');
-    return { client, itemsSec: summary.itemsSec, eventsSec: summary.eventsSec, catchUpSec };
+    const prepared = { client, itemsSec: summary.itemsSec, eventsSec: summary.eventsSec, catchUpSec };
+    if (KEPT_DATA_DIR) writeFileSync(PREPARED_FILE, JSON.stringify({ ...prepared, dataset: DATASET }));
+    return prepared;
   } finally {
     await server.stop();
     running = undefined;
@@ -286,7 +308,8 @@ async function roundBaseline(contextFile: string): Promise<RoundResult> {
 
 async function roundAffinity(prepared: Prepared, contextFile: string, contexts: string[]): Promise<RoundResult> {
   const t0 = performance.now();
-  const server = await startServer({ dataDir, built: true, nodeArgs: ['--trace-gc'] });
+  const extraArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+  const server = await startServer({ dataDir, built: true, nodeArgs: ['--trace-gc', ...extraArgs] });
   const startSec = (performance.now() - t0) / 1000;
   running = server;
   try {

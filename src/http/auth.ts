@@ -5,7 +5,7 @@
  * invariant 3). Every failure is a 401.
  */
 import { isClientActive } from '../auth/clients.ts';
-import type { TokenVerifier } from '../auth/tokens.ts';
+import type { Grant, TokenVerifier } from '../auth/tokens.ts';
 import { E } from '../errors.ts';
 import type { Store } from '../store/open.ts';
 
@@ -14,12 +14,25 @@ export interface Authorizer {
   store: Store;
 }
 
-/** Throws E.unauthorized unless `authorization` carries a token valid for `environment`. */
-export async function authorize(auth: Authorizer, authorization: string, environment: string): Promise<void> {
+/**
+ * Throws E.unauthorized unless `authorization` carries a token valid for `environment`: at once
+ * for a token verified before (undefined is returned: nothing to wait for), else through the
+ * returned promise.
+ */
+export function authorize(auth: Authorizer, authorization: string, environment: string): Promise<void> | undefined {
   if (authorization === '') throw E.unauthorized('The Authorization header with a Bearer token is missing');
   const match = /^Bearer[ ]+([A-Za-z0-9._~+/=-]+)$/i.exec(authorization);
   if (!match) throw E.unauthorized('The Authorization header must be "Bearer <access token>"');
-  const grant = await auth.verifier.verify(match[1]!);
+  const token = match[1]!;
+  const grant = auth.verifier.cachedGrant(token);
+  if (grant) {
+    checkGrant(auth, grant, environment);
+    return undefined;
+  }
+  return auth.verifier.verify(token).then((verified) => checkGrant(auth, verified, environment));
+}
+
+function checkGrant(auth: Authorizer, grant: Grant, environment: string): void {
   if (grant.clientId !== undefined && !isClientActive(auth.store, grant.clientId)) {
     throw E.unauthorized('The client of this access token has been revoked');
   }

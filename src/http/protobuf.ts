@@ -16,6 +16,7 @@ export const PROTO_PATH = join(import.meta.dirname, '..', '..', 'proto', 'affini
 
 /** `application/x-protobuf` or `application/protobuf` (RFC-less but common), with parameters. */
 export function isProtobuf(mediaType: string): boolean {
+  if (mediaType === 'application/json') return false; // nearly every request: no split and lower-casing
   const type = mediaType.split(';', 1)[0]!.trim().toLowerCase();
   return type === PROTOBUF_MEDIA_TYPE || type === 'application/protobuf';
 }

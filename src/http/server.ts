@@ -8,10 +8,10 @@
  * Route modules own their behaviour; this module owns no endpoint semantics. HEAD on a GET route
  * runs the GET handler and is answered without its body (respond.ts), as RFC 9110 §9.3.2 asks.
  */
-import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { E } from '../errors.ts';
 import type { RequestObserver, ServiceMetrics } from '../metrics/service-metrics.ts';
+import { uuidV4 } from '../random-pool.ts';
 import { decodeContentEncoding, readBody } from './read-body.ts';
 import { sendEmpty, sendProblem, type Exchange, type StatusMap } from './respond.ts';
 import {
@@ -73,7 +73,8 @@ const PREFLIGHT_MAX_AGE_SEC = '600';
 const ACCEPTS_GZIP = /\bgzip\b/i;
 
 function requestIdOf(header: string): string {
-  return REQUEST_ID.test(header) ? header : randomUUID();
+  if (header === '') return uuidV4();
+  return REQUEST_ID.test(header) ? header : uuidV4();
 }
 
 function allowedOrigin(options: RouteOptions, environment: string, origin: string): string | undefined {
@@ -112,7 +113,14 @@ function allowHeader(methods: readonly Method[]): string {
   return names.join(', ');
 }
 
+/** uWS gives the method in lower case; the common ones upper-cased once, not per request. */
+const UPPER_METHODS = new Map(['get', 'head', 'post', 'put', 'delete', 'options', 'patch'].map((m) => [m, m.toUpperCase()]));
+function upperMethod(method: string): string {
+  return UPPER_METHODS.get(method) ?? method.toUpperCase();
+}
+
 function decodeParam(raw: string): string {
+  if (!raw.includes('%')) return raw;
   try {
     return decodeURIComponent(raw);
   } catch {
@@ -220,7 +228,7 @@ export class HttpServer {
       const params: string[] = [];
       for (let i = 0; i < paramCount; i++) params.push(decodeParam(req.getParameter(i)));
       info = {
-        method: req.getMethod().toUpperCase(),
+        method: upperMethod(req.getMethod()),
         url: req.getUrl(),
         query: req.getQuery() ?? '',
         params,
@@ -245,12 +253,27 @@ export class HttpServer {
       this.#finish(ex, startedAt, observe);
       return;
     }
-    // A body read that fails before the handler awaits it must not become an unhandled rejection.
-    bodyPromise?.catch(() => undefined);
-    const run = async () => handler(ex, info, bodyPromise ? await bodyPromise : undefined);
-    run()
-      .catch((err: unknown) => sendProblem(ex, err, options.status, this.#log))
-      .finally(() => this.#finish(ex, startedAt, observe, info));
+    // Two promises per request at most (the body, the handler's): a chain of async wrappers,
+    // catch and finally cost the main thread more than routing did.
+    const finish = () => this.#finish(ex, startedAt, observe, info);
+    const fail = (err: unknown) => {
+      sendProblem(ex, err, options.status, this.#log);
+      finish();
+    };
+    if (bodyPromise) {
+      // Attached at once: a body read that fails early is handled, not an unhandled rejection.
+      bodyPromise.then((body) => handler(ex, info, body)).then(finish, fail);
+      return;
+    }
+    let outcome: void | Promise<void>;
+    try {
+      outcome = handler(ex, info, undefined);
+    } catch (err) {
+      fail(err);
+      return;
+    }
+    if (outcome) outcome.then(finish, fail);
+    else finish();
   }
 
   #finish(ex: Exchange, startedAt: number, observe: RequestObserver | undefined, info?: RequestInfo): void {

@@ -1,15 +1,16 @@
 /**
  * @module metrics/service-metrics
  * The Prometheus metrics of the service (prom-client), served at GET /metrics. The hot path only
- * touches counters and histogram children resolved once per route and status (no label hashing
- * per request); everything else (builder, trainer, pool, LMDB, feeds, imports) is read when
+ * adds to typed arrays resolved once per route and status (request-histogram.ts: prom-client's
+ * labelled children hash their labels on every call); everything else (builder, trainer, pool, LMDB, feeds, imports) is read when
  * Prometheus scrapes, from the components' own stats. Owns no component and starts no timer
  * beyond prom-client's default collectors (GC pauses, event-loop delay, memory).
  */
 import { statSync } from 'node:fs';
 import { EVENT_TYPES } from '../domain/event.ts';
 import { storeDataFile } from '../store/open.ts';
-import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+import { RequestHistogram, type RequestCounts } from './request-histogram.ts';
+import { AggregatorRegistry, Counter, Gauge, Registry, collectDefaultMetrics, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 
 /** Request latency buckets, seconds: 0.25 ms (a cached answer) to 10 s (a long upload). */
 const LATENCY_BUCKETS = [0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
@@ -39,8 +40,10 @@ export type RequestObserver = (status: number, seconds: number) => void;
 export class ServiceMetrics {
   readonly registry = new Registry();
   readonly #requests: Counter<'route' | 'method' | 'status'>;
-  readonly #latency: Histogram<'route' | 'method' | 'status'>;
+  readonly #latency: RequestHistogram;
   readonly #events: Counter<'environment' | 'event_type' | 'outcome'>;
+  /** Requests per label set (the histogram's counts) and how many the counter has taken. */
+  readonly #requestCounts: Array<{ counts: RequestCounts; reported: number }> = [];
   /** Events counted since the last scrape, per environment and outcome, by type index. */
   readonly #eventCounts = new Map<string, Record<EventOutcome, Float64Array>>();
   #sources: MetricSources = {};
@@ -48,8 +51,21 @@ export class ServiceMetrics {
   constructor() {
     collectDefaultMetrics({ register: this.registry });
     const registers = [this.registry];
-    this.#requests = new Counter({ name: 'affinity_http_requests_total', help: 'HTTP requests answered, by route pattern, method and status (0: client aborted)', labelNames: ['route', 'method', 'status'], registers });
-    this.#latency = new Histogram({ name: 'affinity_http_request_duration_seconds', help: 'HTTP request latency from routing to the last byte written', labelNames: ['route', 'method', 'status'], buckets: LATENCY_BUCKETS, registers });
+    const requestCounts = this.#requestCounts;
+    this.#requests = new Counter({
+      name: 'affinity_http_requests_total',
+      help: 'HTTP requests answered, by route pattern, method and status (0: client aborted)',
+      labelNames: ['route', 'method', 'status'],
+      registers,
+      // The hot path only counts in the latency histogram's arrays; the counter takes the new ones when scraped.
+      collect() {
+        for (const c of requestCounts) {
+          if (c.counts.count > c.reported) this.inc(c.counts.labels, c.counts.count - c.reported);
+          c.reported = c.counts.count;
+        }
+      },
+    });
+    this.#latency = new RequestHistogram('affinity_http_request_duration_seconds', 'HTTP request latency from routing to the last byte written', LATENCY_BUCKETS, this.registry);
     const eventCounts = this.#eventCounts;
     this.#events = new Counter({
       name: 'affinity_events_total',
@@ -231,16 +247,15 @@ export class ServiceMetrics {
    * request costs one Map lookup, one counter increment and one histogram observation.
    */
   requestObserver(route: string, method: string): RequestObserver {
-    const children = new Map<number, { count: Counter.Internal; latency: Histogram.Internal<'route' | 'method' | 'status'> }>();
+    const children = new Map<number, RequestCounts>();
     return (status, seconds) => {
-      let child = children.get(status);
-      if (!child) {
-        const labels = { route, method, status: String(status) };
-        child = { count: this.#requests.labels(labels), latency: this.#latency.labels(labels) };
-        children.set(status, child);
+      let counts = children.get(status);
+      if (!counts) {
+        counts = this.#latency.counts(route, method, String(status));
+        this.#requestCounts.push({ counts, reported: 0 });
+        children.set(status, counts);
       }
-      child.count.inc();
-      child.latency.observe(seconds);
+      this.#latency.observe(counts, seconds);
     };
   }
 

@@ -10,8 +10,9 @@ import type { Config } from '../config/types.ts';
 import { E } from '../errors.ts';
 import { onStoreChange } from '../store/change-signal.ts';
 import { NoticeJournal, type Notice } from './notices.ts';
-import type { CheckOutcome, CheckTask, RankOutcome, RankTask } from './task.ts';
-import type { BatchReply, RankBatch, RankWorkerData } from './worker.ts';
+import { unpackReply, type BatchOutcome, type BatchReply, type WireRankTask, type WireTaskOrCheck } from './messages.ts';
+import type { CheckOutcome, CheckTask, RankOutcome } from './task.ts';
+import type { RankBatch, RankWorkerData } from './worker.ts';
 
 const WORKER_ENTRY = new URL('./worker-entry.mjs', import.meta.url).pathname;
 const RETRY_AFTER_SEC = 1;
@@ -24,10 +25,8 @@ const RETRY_AFTER_SEC = 1;
  */
 const IDLE_SYNC_MS = 200;
 
-type RankOutcomeOrFailure = BatchReply['outcomes'][number];
-
 interface Pending {
-  task: RankTask | CheckTask;
+  task: WireTaskOrCheck;
   /** Epoch ms after which the request is answered 503. */
   deadlineAt: number;
   resolve(outcome: RankOutcome | CheckOutcome): void;
@@ -59,6 +58,8 @@ export class RankingPool {
       minThreads: this.#workers,
       maxThreads: this.#workers,
       idleTimeout: Infinity,
+      // Nothing reads Piscina's run and wait time histograms; recording them cost every task.
+      recordTiming: false,
       workerData,
     });
     this.#piscina.on('workerDestroy', (worker: { id: number }) => this.#journal.forget(worker.id));
@@ -83,10 +84,10 @@ export class RankingPool {
   }
 
   /** Runs a batch with the notices not every worker has yet; records the worker's position. */
-  async #run(batch: Omit<RankBatch, 'notices'>): Promise<RankOutcomeOrFailure[]> {
+  async #run(batch: Omit<RankBatch, 'notices'>): Promise<BatchOutcome[]> {
     const reply: BatchReply = await this.#piscina.run({ ...batch, notices: this.#journal.pending() } satisfies RankBatch);
     this.#journal.acknowledge(reply.threadId, reply.seq);
-    return reply.outcomes;
+    return unpackReply(reply);
   }
 
   /** Resolves once every worker has built its engine, so the first request does not wait for it. */
@@ -104,8 +105,8 @@ export class RankingPool {
     return this.#piscina.threads.length;
   }
 
-  /** Ranks one request; rejects with E.unavailable (503) on a full queue or a missed deadline. */
-  rank(task: RankTask): Promise<RankOutcome> {
+  /** Ranks one request (messages.ts encodeRankTask); rejects with E.unavailable (503) on a full queue or a missed deadline. */
+  rank(task: WireRankTask): Promise<RankOutcome> {
     return this.#enqueue(task) as Promise<RankOutcome>;
   }
 
@@ -114,7 +115,7 @@ export class RankingPool {
     return this.#enqueue(task) as Promise<CheckOutcome>;
   }
 
-  #enqueue(task: RankTask | CheckTask): Promise<RankOutcome | CheckOutcome> {
+  #enqueue(task: WireTaskOrCheck): Promise<RankOutcome | CheckOutcome> {
     if (this.#pending.length >= this.#maxWaiting) {
       return Promise.reject(E.unavailable('The recommendation queue is full; retry shortly', RETRY_AFTER_SEC));
     }

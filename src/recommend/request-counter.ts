@@ -16,11 +16,29 @@ import type { Store } from '../store/open.ts';
 
 const FLUSH_MS = 1000;
 const SEP = '\u0000';
+const MS_PER_HOUR = 3_600_000;
+
+/**
+ * What one environment counted in one UTC hour since the last flush. A request finds its hour
+ * by a range check (no key built per request: string keys per request were most of the
+ * counting's cost and of the main thread's garbage); the day rollup gets the same counts.
+ */
+interface HourCounts {
+  environment: string;
+  startMs: number;
+  /** `dimension\u0000value` → requests. */
+  dimensions: Map<string, number>;
+  latency: number[];
+  /** The day's recommended items (shared by the day's hours). */
+  items: ItemCounts;
+}
 
 export class RequestCounter {
   readonly #store: Store;
-  /** env, `d`/`h`, period, dimension, value → requests. */
-  #counts = new Map<string, number>();
+  /** Each environment's current hour. */
+  #current = new Map<string, HourCounts>();
+  /** Hours counted since the last flush (current ones included). */
+  #hours: HourCounts[] = [];
   /**
    * Per environment and day, times each ix was recommended (shown), and the ix counted since the
    * last flush: a typed array, because a response shows ~20 items and a string key per item cost
@@ -28,8 +46,8 @@ export class RequestCounter {
    * 50,000 LMDB puts a second at the benchmark's load.
    */
   #items = new Map<string, ItemCounts>();
-  /** env, `d`/`h`, period → latency histogram. */
-  #latency = new Map<string, number[]>();
+  /** `dimension\u0000value` per dimension and value (values are configured names: bounded). */
+  readonly #dimensionKeys = new Map<string, Map<string, string>>();
   readonly #timer: NodeJS.Timeout;
   #flushing: Promise<void> = Promise.resolve();
 
@@ -38,62 +56,71 @@ export class RequestCounter {
     this.#timer = setInterval(() => void this.flush(), FLUSH_MS).unref();
   }
 
-  /** One request: +1 for each of its lists' names, and +1 for its user group, channel and page type. */
-  count(environment: string, nowMs: number, listNames: readonly string[], userGroup: string, channel: string, pageType: string): void {
-    for (const period of [`d${SEP}${dayOf(nowMs)}`, `h${SEP}${hourOf(nowMs)}`]) {
-      const add = (dimension: string, value: string) => {
-        const id = `${environment}${SEP}${period}${SEP}${dimension}${SEP}${value}`;
-        this.#counts.set(id, (this.#counts.get(id) ?? 0) + 1);
-      };
-      for (const name of listNames) add('list_name', name);
-      add('user_group', userGroup);
-      add('channel', channel);
-      add('page_type', pageType);
-    }
+  #hour(environment: string, nowMs: number): HourCounts {
+    const current = this.#current.get(environment);
+    if (current && nowMs >= current.startMs && nowMs < current.startMs + MS_PER_HOUR) return current;
+    const startMs = nowMs - (nowMs % MS_PER_HOUR);
+    const itemsId = `${environment}${SEP}${dayOf(nowMs)}`;
+    let items = this.#items.get(itemsId);
+    if (!items) this.#items.set(itemsId, (items = new ItemCounts()));
+    const hour: HourCounts = { environment, startMs, dimensions: new Map(), latency: new Array<number>(LATENCY_BUCKETS).fill(0), items };
+    this.#current.set(environment, hour);
+    this.#hours.push(hour);
+    return hour;
   }
 
-  /** The items a response showed (dense indices). */
-  recommended(environment: string, nowMs: number, ix: ArrayLike<number>): void {
-    const day = dayOf(nowMs);
-    const id = `${environment}${SEP}${day}`;
-    let items = this.#items.get(id);
-    if (!items) this.#items.set(id, (items = new ItemCounts()));
-    for (let i = 0; i < ix.length; i++) items.add(ix[i]!);
+  #add(hour: HourCounts, dimension: string, value: string): void {
+    let keys = this.#dimensionKeys.get(dimension);
+    if (!keys) this.#dimensionKeys.set(dimension, (keys = new Map()));
+    let key = keys.get(value);
+    if (key === undefined) keys.set(value, (key = `${dimension}${SEP}${value}`));
+    hour.dimensions.set(key, (hour.dimensions.get(key) ?? 0) + 1);
+  }
+
+  /** One request: +1 for each of its lists' names, and +1 for its user group, channel and page type. */
+  count(environment: string, nowMs: number, lists: ReadonlyArray<{ name: string }>, userGroup: string, channel: string, pageType: string): void {
+    const hour = this.#hour(environment, nowMs);
+    for (let i = 0; i < lists.length; i++) this.#add(hour, 'list_name', lists[i]!.name);
+    this.#add(hour, 'user_group', userGroup);
+    this.#add(hour, 'channel', channel);
+    this.#add(hour, 'page_type', pageType);
+  }
+
+  /** The items a response showed (dense indices): the first `shown` of `ix`. */
+  recommended(environment: string, nowMs: number, ix: ArrayLike<number>, shown = ix.length): void {
+    const items = this.#hour(environment, nowMs).items;
+    for (let i = 0; i < shown; i++) items.add(ix[i]!);
   }
 
   /** One answered request's latency, ms. */
   latency(environment: string, nowMs: number, ms: number): void {
-    const bucket = latencyBucket(ms);
-    for (const id of [`${environment}${SEP}d${SEP}${dayOf(nowMs)}`, `${environment}${SEP}h${SEP}${hourOf(nowMs)}`]) {
-      let histogram = this.#latency.get(id);
-      if (!histogram) this.#latency.set(id, (histogram = new Array<number>(LATENCY_BUCKETS).fill(0)));
-      histogram[bucket]! += 1;
-    }
+    this.#hour(environment, nowMs).latency[latencyBucket(ms)]! += 1;
   }
 
   /** Adds what was counted to LMDB; resolves once committed. */
   flush(): Promise<void> {
-    if (this.#counts.size === 0 && this.#items.size === 0 && this.#latency.size === 0) return this.#flushing;
-    const [counts, items, latency] = [this.#counts, this.#items, this.#latency];
-    [this.#counts, this.#items, this.#latency] = [new Map(), new Map(), new Map()];
+    if (this.#hours.length === 0) return this.#flushing;
+    const [hours, items] = [this.#hours, this.#items];
+    [this.#hours, this.#items, this.#current] = [[], new Map(), new Map()];
     const state = this.#store.modelState;
     // Chained: a flush never starts before the previous one committed, so no count is added twice over.
     this.#flushing = this.#flushing
       .then(() =>
         this.#store.root.transaction(() => {
-          const byPeriod = new Map<string, Array<[string, number]>>();
-          for (const [id, n] of counts) {
-            const [environment = '', tag = 'd', period = '', dimension = '', value = ''] = id.split(SEP);
-            const periodId = `${environment}${SEP}${tag}${SEP}${period}`;
-            let list = byPeriod.get(periodId);
-            if (!list) byPeriod.set(periodId, (list = []));
-            list.push([`${dimension}${SEP}${value}${SEP}requests`, n]);
-          }
-          for (const [periodId, list] of byPeriod) {
-            const [environment = '', tag = 'd', period = ''] = periodId.split(SEP);
-            addToRollup(state, rollupKey(environment, tag as 'd' | 'h', period, 'requests'), list);
+          for (const hour of hours) {
+            const counts: Array<[string, number]> = [];
+            for (const [key, n] of hour.dimensions) counts.push([`${key}${SEP}requests`, n]);
+            const latency = hour.latency;
+            for (const [tag, period] of [['d', dayOf(hour.startMs)], ['h', hourOf(hour.startMs)]] as const) {
+              if (counts.length > 0) addToRollup(state, rollupKey(hour.environment, tag, period, 'requests'), counts);
+              if (!latency.some((n) => n > 0)) continue;
+              const key = latencyKey(hour.environment, tag, period);
+              const stored = (state.get(key) as number[] | undefined) ?? [];
+              state.put(key, latency.map((n, i) => n + (stored[i] ?? 0)));
+            }
           }
           for (const [id, counted] of items) {
+            if (counted.touchedCount === 0) continue;
             const [environment = '', day = ''] = id.split(SEP);
             const ixs = counted.touched.subarray(0, counted.touchedCount);
             let top = 0;
@@ -111,12 +138,6 @@ export class RequestCounter {
             if (stored) bits.set(stored);
             for (const ix of ixs) bits[ix >> 3]! |= 1 << (ix & 7);
             state.put(key, Buffer.from(bits));
-          }
-          for (const [id, histogram] of latency) {
-            const [environment = '', tag = 'd', period = ''] = id.split(SEP);
-            const key = latencyKey(environment, tag as 'd' | 'h', period);
-            const stored = (state.get(key) as number[] | undefined) ?? [];
-            state.put(key, histogram.map((n, i) => n + (stored[i] ?? 0)));
           }
         }),
       )

@@ -6,11 +6,12 @@
  * the others of its batch are still answered.
  */
 import { threadId, workerData } from 'node:worker_threads';
+import { Piscina } from 'piscina';
 import type { Config } from '../config/types.ts';
 import { Store } from '../store/open.ts';
 import { Engine } from './engine.ts';
+import { decodeRankTask, packReply, type BatchOutcome, type BatchReply, type WireTaskOrCheck } from './messages.ts';
 import { NoticeReader, type NoticeHandlers, type NoticeSlice } from './notices.ts';
-import type { CheckOutcome, CheckTask, RankOutcome, RankTask } from './task.ts';
 import { nameThread } from '../thread-name.ts';
 
 export interface RankWorkerData {
@@ -21,20 +22,11 @@ export interface RankWorkerData {
 export interface RankBatch {
   /** Epoch ms after which the main thread has answered 503: ranking the batch would be wasted. */
   deadlineAt: number;
-  tasks: Array<RankTask | CheckTask>;
+  /** Rank tasks in their wire form (messages.ts), and checks. */
+  tasks: WireTaskOrCheck[];
   /** Changes to apply first (notices.ts): the journal's entries some worker may lack. */
   notices: NoticeSlice;
 }
-
-/** A batch's answer: the outcomes in task order, and how far this worker has read the journal. */
-export interface BatchReply {
-  threadId: number;
-  seq: number;
-  outcomes: BatchOutcome[];
-}
-
-/** `expired`: the batch waited past its deadline and was not ranked (the requester answered 503). */
-export type BatchOutcome = RankOutcome | CheckOutcome | { failed: string } | { expired: true };
 
 nameThread('aff-rank');
 const data = workerData as RankWorkerData;
@@ -48,6 +40,11 @@ const handlers: NoticeHandlers = {
   lost: () => engine.noticesLost(),
 };
 
+/** The reply with its packed arrays transferred, not copied (Piscina's transferable protocol). */
+function moved(reply: BatchReply): BatchReply {
+  const movable = { [Piscina.transferableSymbol]: [reply.ix.buffer, reply.layout.buffer], [Piscina.valueSymbol]: reply };
+  return Piscina.move(movable as unknown as Parameters<typeof Piscina.move>[0]) as unknown as BatchReply;
+}
 
 export default function rankBatch({ deadlineAt, tasks, notices }: RankBatch): BatchReply {
   // lmdb-js renews its read snapshot on a timer, which a Piscina worker waiting on Atomics may
@@ -56,17 +53,18 @@ export default function rankBatch({ deadlineAt, tasks, notices }: RankBatch): Ba
   store.root.resetReadTxn();
   reader.apply(notices, handlers);
   const now = Date.now();
-  if (now >= deadlineAt) return reply(tasks.map(() => ({ expired: true as const })));
+  const outcomes: BatchOutcome[] = [];
+  if (now >= deadlineAt) {
+    for (let i = 0; i < tasks.length; i++) outcomes.push({ expired: true });
+    return moved(packReply(threadId, reader.seq, outcomes));
+  }
   engine.sync(now);
-  return reply(tasks.map((task) => {
+  for (const task of tasks) {
     try {
-      return 'check' in task ? engine.check(task) : engine.recommend(task);
+      outcomes.push(typeof task === 'string' ? engine.recommend(decodeRankTask(task, data.environments)) : engine.check(task));
     } catch (err) {
-      return { failed: err instanceof Error ? (err.stack ?? err.message) : String(err) };
+      outcomes.push({ failed: err instanceof Error ? (err.stack ?? err.message) : String(err) });
     }
-  }));
-}
-
-function reply(outcomes: BatchOutcome[]): BatchReply {
-  return { threadId, seq: reader.seq, outcomes };
+  }
+  return moved(packReply(threadId, reader.seq, outcomes));
 }

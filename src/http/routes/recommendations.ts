@@ -5,16 +5,16 @@
  * the ranking pool and writes the response; control-group requests never reach a worker. With
  * the list cache on, the whole `list_size` list is kept and `list_key` names it.
  */
-import { v7 as uuidv7 } from 'uuid';
-import type { Config, EnvironmentConfig } from '../../config/types.ts';
+import type { Config } from '../../config/types.ts';
 import { assignUserGroup, isControlGroup } from '../../domain/user-group.ts';
-import { random16 } from '../../random-pool.ts';
+import { uuidV7 } from '../../random-pool.ts';
 import { E } from '../../errors.ts';
 import type { CachedList, ListCache } from '../../recommend/list-cache.ts';
 import type { RankingPool } from '../../recommend/pool.ts';
 import type { RequestCounter } from '../../recommend/request-counter.ts';
 import { itemsJson, splitIds } from '../../recommend/list-json.ts';
-import type { RankedList, RankTask } from '../../recommend/task.ts';
+import { encodeRankTask } from '../../recommend/messages.ts';
+import type { RankedList } from '../../recommend/task.ts';
 import { authorize, type Authorizer } from '../auth.ts';
 import { environmentOf } from '../environment.ts';
 import { parseJsonBody } from '../read-body.ts';
@@ -64,63 +64,42 @@ function listJson(name: string, alias: string | undefined, listKey: string | und
   return `{"list_name":${JSON.stringify(name)}${aliasText}${keyText},"list_size":${size},"limit":${limit},"items":${itemsText}}`;
 }
 
+/** The fields every response starts with, as an object (for the protobuf answer). */
+function headObject(requestId: string, userGroup: string, deviceId: string, userId: string | undefined): object {
+  return { request_id: requestId, user_group: userGroup, device_id: deviceId, ...(userId ? { user_id: userId } : {}) };
+}
+
 /** The fields every response starts with, as JSON text (without the braces). */
 function headJson(requestId: string, userGroup: string, deviceId: string, userId: string | undefined): string {
   const user = userId ? `,"user_id":${JSON.stringify(userId)}` : '';
   return `"request_id":${JSON.stringify(requestId)},"user_group":${JSON.stringify(userGroup)},"device_id":${JSON.stringify(deviceId)}${user}`;
 }
 
-function rankTask(environment: string, env: EnvironmentConfig, request: RecommendationRequest): RankTask {
-  return {
-    environment,
-    nowSec: Math.floor(Date.now() / 1000),
-    ...(request.userId !== undefined ? { userId: request.userId } : {}),
-    deviceId: request.deviceId,
-    ...(request.context ? { context: request.context } : {}),
-    history: request.history,
-    exclude: request.exclude,
-    lists: request.lists.map((l) => {
-      const config = env.lists[l.name]!;
-      return {
-        strategy: config.strategy,
-        ...(config.fallback ? { fallback: config.fallback } : {}),
-        size: l.size,
-        limit: l.limit,
-        itemTypes: config.itemTypes,
-        filters: [...(config.filters ? [config.filters] : []), ...(l.filters ? [l.filters] : [])],
-        ...(config.informationField ? { informationField: config.informationField } : {}),
-        content: l.content,
-      };
-    }),
-  };
-}
-
 export function registerRecommendationRoutes(server: HttpServer, deps: RecommendationRoutesDeps): void {
   server.route('post', '/api/:environment/recommendations/requests', { status: STATUS_REQUEST, readsBody: true }, async (ex, req, body) => {
     const startedMs = performance.now();
     const environment = req.params[0] ?? '';
-    await authorize(deps.auth, req.authorization, environment);
+    const authorizing = authorize(deps.auth, req.authorization, environment);
+    if (authorizing) await authorizing;
     const env = environmentOf(deps.environments, environment);
     const wire = isProtobuf(req.contentType) ? deps.protobuf.decodeRecommendationRequest(body) : parseJsonBody(body);
     const request = parseRecommendationRequest(wire, env, deps.recommend);
-    const requestId = uuidv7({ rng: random16 });
+    const nowMs = Date.now();
+    const requestId = uuidV7(nowMs);
     const userGroup = request.userGroup ?? assignUserGroup(env, environment, request.userId, request.deviceId);
     const protobuf = acceptsProtobuf(req.accept);
-    // The protobuf answer is built from objects; the JSON one is written as text.
-    const headObject = () => ({ request_id: requestId, user_group: userGroup, device_id: request.deviceId, ...(request.userId ? { user_id: request.userId } : {}) });
-    const nowMs = Date.now();
-    deps.requests.count(environment, nowMs, request.lists.map((l) => l.name), userGroup, request.channel, request.pageType);
+    deps.requests.count(environment, nowMs, request.lists, userGroup, request.channel, request.pageType);
 
     if (isControlGroup(env, userGroup)) {
       // The customer's own recommendations are shown: attribution only (SPEC.md rule).
       const lists = request.lists.map((l) => ({ list_name: l.name, ...(l.alias ? { alias: l.alias } : {}), list_size: l.size, limit: 0, items: [] }));
-      if (protobuf) sendBody(ex, 200, PROTOBUF_MEDIA_TYPE, deps.protobuf.encodeRecommendationResponse({ ...headObject(), lists }));
+      if (protobuf) sendBody(ex, 200, PROTOBUF_MEDIA_TYPE, deps.protobuf.encodeRecommendationResponse({ ...headObject(requestId, userGroup, request.deviceId, request.userId), lists }));
       else sendBody(ex, 200, 'application/json', `{${headJson(requestId, userGroup, request.deviceId, request.userId)},"lists":${JSON.stringify(lists)}}`);
       deps.requests.latency(environment, nowMs, performance.now() - startedMs);
       return;
     }
 
-    const outcome = await deps.pool.rank(rankTask(environment, env, request));
+    const outcome = await deps.pool.rank(encodeRankTask(environment, Math.floor(nowMs / 1000), request));
     if ('errors' in outcome) throw E.invalidRequest(outcome.errors.map((e) => `${e.path} ${e.message}`).join('; '), outcome.errors);
     const protobufLists: AnswerList[] = [];
     let lists = '';
@@ -142,7 +121,7 @@ export function registerRecommendationRoutes(server: HttpServer, deps: Recommend
         };
         listKey = deps.listCache.put(cached, env.listCache.ttlSec);
       }
-      deps.requests.recommended(environment, nowMs, ranked.ix.subarray(0, ranked.shown));
+      deps.requests.recommended(environment, nowMs, ranked.ix, ranked.shown);
       if (protobuf) {
         const items = itemObjects(ranked);
         protobufLists.push({ list_name: l.name, ...(l.alias ? { alias: l.alias } : {}), ...(listKey ? { list_key: listKey } : {}), list_size: ranked.ix.length, limit: items.length, items });
@@ -152,7 +131,7 @@ export function registerRecommendationRoutes(server: HttpServer, deps: Recommend
       if (i > 0) lists += ',';
       lists += listJson(l.name, l.alias, listKey, ranked.ix.length, ranked.shown, ranked.itemsJson);
     }
-    if (protobuf) sendBody(ex, 200, PROTOBUF_MEDIA_TYPE, deps.protobuf.encodeRecommendationResponse({ ...headObject(), lists: protobufLists }));
+    if (protobuf) sendBody(ex, 200, PROTOBUF_MEDIA_TYPE, deps.protobuf.encodeRecommendationResponse({ ...headObject(requestId, userGroup, request.deviceId, request.userId), lists: protobufLists }));
     else sendBody(ex, 200, 'application/json', `{${headJson(requestId, userGroup, request.deviceId, request.userId)},"lists":[${lists}]}`);
     deps.requests.latency(environment, nowMs, performance.now() - startedMs);
   });

@@ -169,6 +169,32 @@ function shapeErrors(errors: ErrorObject[]): FieldError[] {
   return out;
 }
 
+const ref = (id: string, type: string | undefined): ItemRef => (type === undefined ? { id } : { id, type });
+/** Shared empty arrays for the common request without list_content or exclude (never written to). */
+const NO_CONTENT: RequestedList['content'] = [];
+const NO_EXCLUDE: string[] = [];
+/** `lists[i]`, written once: the rules below name a list's path whether or not they find a problem. */
+const LIST_PATHS = Array.from({ length: MAX_LISTS }, (_, i) => `lists[${i}]`);
+
+/** list_content's own rules: ids and ranks unique, ranks within the list, item types known. */
+function contentProblems(content: NonNullable<WireList['list_content']>, size: number, at: string, env: EnvironmentConfig, problem: (path: string, message: string) => void): void {
+  const ranks = new Set<number>();
+  const ids = new Set<string>();
+  for (let j = 0; j < content.length; j++) {
+    const c = content[j]!;
+    // Without a type an id matches any type, so a repeat is judged on the id alone.
+    if (ids.has(c.id)) problem(`${at}.list_content[${j}].id`, `'${c.id}' is already in list_content`);
+    ids.add(c.id);
+    if (c.item_type !== undefined && !env.itemTypes.includes(c.item_type)) {
+      problem(`${at}.list_content[${j}].item_type`, `'${c.item_type}' is not an item type of this environment`);
+    }
+    if (c.rank === undefined) continue;
+    if (c.rank > size) problem(`${at}.list_content[${j}].rank`, `${c.rank} is beyond the list (list_size ${size})`);
+    if (ranks.has(c.rank)) problem(`${at}.list_content[${j}].rank`, `${c.rank} is taken by another item of list_content`);
+    ranks.add(c.rank);
+  }
+}
+
 function fail(errors: FieldError[]): never {
   const shown = errors.slice(0, 3).map((e) => `${e.path} ${e.message}`);
   if (errors.length > 3) shown.push(`and ${errors.length - 3} more`);
@@ -198,68 +224,66 @@ export function parseRecommendationRequest(body: unknown, env: EnvironmentConfig
     problem('user_group', `'${wire.user_group}' is neither the service group nor a control group of this environment`);
   }
 
-  const names = new Map<string, number>();
-  for (const l of wire.lists) names.set(l.list_name, (names.get(l.list_name) ?? 0) + 1);
-  const aliases = new Set<string>();
-  wire.lists.forEach((l, i) => {
-    const at = `lists[${i}]`;
+  // Plain loops, and a Set only where the request gives something to compare (list_content):
+  // this runs for every request, and closures and Sets per list were most of its garbage.
+  const lists = wire.lists;
+  let aliases: Set<string> | undefined;
+  for (let i = 0; i < lists.length; i++) {
+    const l = lists[i]!;
+    const at = LIST_PATHS[i] ?? `lists[${i}]`;
     if (!Object.hasOwn(env.lists, l.list_name)) problem(`${at}.list_name`, `'${l.list_name}' is not a list of this environment`);
-    if (names.get(l.list_name)! > 1 && l.alias === undefined) problem(`${at}.alias`, `is required: list '${l.list_name}' appears more than once`);
-    if (l.alias !== undefined) {
+    if (l.alias === undefined) {
+      for (let k = 0; k < lists.length; k++) {
+        if (k === i || lists[k]!.list_name !== l.list_name) continue;
+        problem(`${at}.alias`, `is required: list '${l.list_name}' appears more than once`);
+        break;
+      }
+    } else {
+      aliases ??= new Set();
       if (aliases.has(l.alias)) problem(`${at}.alias`, `'${l.alias}' is used by another list`);
       aliases.add(l.alias);
     }
     if (l.list_size > limits.maxListSize) problem(`${at}.list_size`, `must be at most ${limits.maxListSize}`);
     if (l.limit !== undefined && l.limit > l.list_size) problem(`${at}.limit`, `must not exceed list_size (${l.list_size})`);
-    const ranks = new Set<number>();
-    const ids = new Set<string>();
-    (l.list_content ?? []).forEach((c, j) => {
-      // Without a type an id matches any type, so a repeat is judged on the id alone.
-      if (ids.has(c.id)) problem(`${at}.list_content[${j}].id`, `'${c.id}' is already in list_content`);
-      ids.add(c.id);
-      if (c.item_type !== undefined && !env.itemTypes.includes(c.item_type)) {
-        problem(`${at}.list_content[${j}].item_type`, `'${c.item_type}' is not an item type of this environment`);
-      }
-      if (c.rank === undefined) return;
-      if (c.rank > l.list_size) problem(`${at}.list_content[${j}].rank`, `${c.rank} is beyond the list (list_size ${l.list_size})`);
-      if (ranks.has(c.rank)) problem(`${at}.list_content[${j}].rank`, `${c.rank} is taken by another item of list_content`);
-      ranks.add(c.rank);
-    });
+    if (l.list_content !== undefined && l.list_content.length > 0) contentProblems(l.list_content, l.list_size, at, env, problem);
     if ((l.list_content?.length ?? 0) > l.list_size) problem(`${at}.list_content`, `holds more items than list_size (${l.list_size})`);
     if (l.filters) for (const [field, message] of filterProblems(l.filters, env.itemTypes, env.filterAttributes)) problem(`${at}.filters.${field}`, message);
-  });
-  for (const [name, entries] of Object.entries(wire.histories ?? {})) {
-    entries.forEach((h, j) => {
-      if (h.item_type !== undefined && !env.itemTypes.includes(h.item_type)) {
-        problem(`histories.${name}[${j}].item_type`, `'${h.item_type}' is not an item type of this environment`);
+  }
+  if (wire.histories !== undefined) {
+    for (const name in wire.histories) {
+      const entries = wire.histories[name]!;
+      for (let j = 0; j < entries.length; j++) {
+        const type = entries[j]!.item_type;
+        if (type !== undefined && !env.itemTypes.includes(type)) problem(`histories.${name}[${j}].item_type`, `'${type}' is not an item type of this environment`);
       }
-    });
+    }
   }
   if (errors.length > 0) fail(errors);
 
-  const ref = (id: string, type: string | undefined): ItemRef => (type === undefined ? { id } : { id, type });
-  return {
-    pageType: wire.page_type,
-    channel: wire.channel,
-    deviceId: wire.device_id,
-    ...(wire.user_id ? { userId: wire.user_id } : {}),
-    ...(wire.user_group !== undefined ? { userGroup: wire.user_group } : {}),
-    ...(wire.context_item !== undefined ? { context: ref(wire.context_item, wire.context_item_type) } : {}),
-    history: Object.values(wire.histories ?? {}).flatMap((entries) =>
-      entries.map((h) => ({
-        ...ref(h.id, h.item_type),
-        reconsumable: h.reconsumable === true,
-        ...(h.timestamp !== undefined ? { timestamp: h.timestamp } : {}),
-      })),
-    ),
-    exclude: wire.exclude ?? [],
-    lists: wire.lists.map((l) => ({
-      name: l.list_name,
-      ...(l.alias !== undefined ? { alias: l.alias } : {}),
-      size: l.list_size,
-      limit: l.limit ?? l.list_size,
-      ...(l.filters ? { filters: l.filters } : {}),
-      content: (l.list_content ?? []).map((c) => ({ ...ref(c.id, c.item_type), ...(c.rank !== undefined ? { rank: c.rank } : {}) })),
-    })),
-  };
+  const history: RecommendationRequest['history'] = [];
+  if (wire.histories !== undefined) {
+    for (const name in wire.histories) {
+      for (const h of wire.histories[name]!) {
+        const entry: RecommendationRequest['history'][number] = { id: h.id, reconsumable: h.reconsumable === true };
+        if (h.item_type !== undefined) entry.type = h.item_type;
+        if (h.timestamp !== undefined) entry.timestamp = h.timestamp;
+        history.push(entry);
+      }
+    }
+  }
+  const requested: RequestedList[] = [];
+  for (const l of lists) {
+    const list: RequestedList = { name: l.list_name, size: l.list_size, limit: l.limit ?? l.list_size, content: NO_CONTENT };
+    if (l.alias !== undefined) list.alias = l.alias;
+    if (l.filters) list.filters = l.filters;
+    if (l.list_content !== undefined && l.list_content.length > 0) {
+      list.content = l.list_content.map((c) => ({ ...ref(c.id, c.item_type), ...(c.rank !== undefined ? { rank: c.rank } : {}) }));
+    }
+    requested.push(list);
+  }
+  const request: RecommendationRequest = { pageType: wire.page_type, channel: wire.channel, deviceId: wire.device_id, history, exclude: wire.exclude ?? NO_EXCLUDE, lists: requested };
+  if (wire.user_id) request.userId = wire.user_id;
+  if (wire.user_group !== undefined) request.userGroup = wire.user_group;
+  if (wire.context_item !== undefined) request.context = ref(wire.context_item, wire.context_item_type);
+  return request;
 }

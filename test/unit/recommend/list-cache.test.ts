@@ -61,3 +61,28 @@ test('each list counts its own overhead: many one-item lists do not fill more th
   assert.equal(cache.get('demo', keys[0]!, 0), undefined, 'the sixth one-item list pushed out the first');
   for (const key of keys.slice(1)) assert.ok(cache.get('demo', key, 0));
 });
+
+test('lists put far past the cache size read back exactly while held (ids of any script), and the overwritten ones answer nothing', () => {
+  const cache = new ListCache(room(40, 4));
+  const put: Array<{ key: string; list: CachedList }> = [];
+  for (let n = 0; n < 200; n++) {
+    const count = n % 7;
+    const ids = Array.from({ length: count }, (_, i) => (n % 3 === 0 ? `ид-${n}-${i}` : `id-${n}-${i}`));
+    const list: CachedList = { ...LIST, requestId: `r${n}`, deviceId: `d${n}`, ...(n % 2 === 0 ? { userId: `u${n}` } : {}), ids: ids.join('\n'), ix: Uint32Array.from(ids, (_, i) => n * 10 + i) };
+    put.push({ key: cache.put(list, 60, 0), list });
+  }
+  let held = 0;
+  for (const [n, { key, list }] of put.entries()) {
+    const got = cache.get('demo', key, 0);
+    if (got === undefined) {
+      assert.ok(n < put.length - 4, `list ${n} of the last four is gone`);
+      continue;
+    }
+    held++;
+    assert.deepEqual(got, list);
+  }
+  assert.ok(held >= 4 && held <= 40 / 4 + 4, `${held} lists held`);
+  // The same slot with another tag (the last character carries tag bits only): not found.
+  const last = put[put.length - 1]!.key;
+  assert.equal(cache.get('demo', `${last.slice(0, 21)}${last.endsWith('A') ? 'Q' : 'A'}`, 0), undefined);
+});

@@ -1,0 +1,155 @@
+/**
+ * @module recommend/messages
+ * The thread hop's wire format, both ways. A rank task crosses as one JSON string holding only
+ * what the request says (ids, sizes, filters); the worker adds each list's configuration
+ * (strategy, item types, configured filters) from its own copy of the environments. A batch's
+ * ranked lists come back packed: all their text (ids and items JSON) in one string and all their
+ * ix in one transferred Uint32Array, with a small layout array; the main thread cuts them apart.
+ * The ids and the items JSON are two strings: a cached list's ids (a slice, which keeps the
+ * string it was cut from) then keep only the batch's ids, not the answers already written.
+ * Structured clone of the object graphs this replaces cost both threads a per-property walk and
+ * an ArrayBuffer per list. Errors, checks and lists with information fields (rare) still travel
+ * as objects.
+ */
+import type { Config, ListFilters } from '../config/types.ts';
+import type { CheckOutcome, CheckTask, ListTask, RankedList, RankOutcome, RankTask } from './task.ts';
+
+/** What a request asks of the ranking (the validated request, without what only the route needs). */
+export interface RankRequest {
+  userId?: string;
+  deviceId: string;
+  context?: RankTask['context'];
+  history: RankTask['history'];
+  exclude: string[];
+  lists: ReadonlyArray<{ name: string; size: number; limit: number; filters?: ListFilters; content: ListTask['content'] }>;
+}
+
+/** A rank task on the wire: JSON text of [environment, nowSec, userId, deviceId, context, history, exclude, lists]. */
+export type WireRankTask = string;
+
+/** One list on the wire: [name, size, limit, filters, content]. */
+type WireList = [string, number, number, ListFilters | null, ListTask['content']];
+type WireTask = [string, number, string | null, string, RankTask['context'] | null, RankTask['history'], string[], WireList[]];
+
+/** Main thread: the task of a validated request (its list names are the environment's). */
+export function encodeRankTask(environment: string, nowSec: number, request: RankRequest): WireRankTask {
+  const lists: WireList[] = [];
+  for (const l of request.lists) lists.push([l.name, l.size, l.limit, l.filters ?? null, l.content]);
+  const task: WireTask = [environment, nowSec, request.userId ?? null, request.deviceId, request.context ?? null, request.history, request.exclude, lists];
+  return JSON.stringify(task);
+}
+
+/** Worker: the RankTask of a wire task, each list completed from the environment's configuration. */
+export function decodeRankTask(text: WireRankTask, environments: Config['environments']): RankTask {
+  const [environment, nowSec, userId, deviceId, context, history, exclude, wireLists] = JSON.parse(text) as WireTask;
+  const env = environments[environment];
+  if (!env) throw new Error(`environment '${environment}' is not configured in this worker`);
+  const lists: ListTask[] = [];
+  for (const [name, size, limit, filters, content] of wireLists) {
+    const config = env.lists[name];
+    if (!config) throw new Error(`list '${name}' is not configured in environment '${environment}'`);
+    const all: ListFilters[] = [];
+    if (config.filters) all.push(config.filters);
+    if (filters) all.push(filters);
+    lists.push({
+      strategy: config.strategy,
+      ...(config.fallback ? { fallback: config.fallback } : {}),
+      size,
+      limit,
+      itemTypes: config.itemTypes,
+      filters: all,
+      ...(config.informationField ? { informationField: config.informationField } : {}),
+      content,
+    });
+  }
+  return { environment, nowSec, ...(userId !== null ? { userId } : {}), deviceId, ...(context ? { context } : {}), history, exclude, lists };
+}
+
+/** `expired`: the batch waited past its deadline and was not ranked (the requester answered 503). */
+export type BatchOutcome = RankOutcome | CheckOutcome | { failed: string } | { expired: true };
+
+/**
+ * A batch's answer: the outcomes in task order (`undefined` where a task's lists are packed),
+ * how far this worker has read the notice journal, and the packed lists. `layout` holds, per
+ * packed task in order, its list count and then per list the ids' length, the items JSON's
+ * length, the ix count and the items shown; the lists' ids, items and ix follow one another
+ * in that order.
+ */
+export interface BatchReply {
+  threadId: number;
+  seq: number;
+  outcomes: Array<BatchOutcome | undefined>;
+  ids: string;
+  items: string;
+  ix: Uint32Array;
+  layout: Int32Array;
+}
+
+/** Worker: packs the outcomes whose lists can be packed (no information fields). */
+export function packReply(threadId: number, seq: number, outcomes: BatchOutcome[]): BatchReply {
+  let ixCount = 0;
+  let layoutCount = 0;
+  const packable = (o: BatchOutcome): o is { lists: RankedList[] } => 'lists' in o && o.lists.every((l) => l.information === undefined);
+  for (const o of outcomes) {
+    if (!packable(o)) continue;
+    layoutCount += 1 + 4 * o.lists.length;
+    for (const l of o.lists) ixCount += l.ix.length;
+  }
+  const ix = new Uint32Array(ixCount);
+  const layout = new Int32Array(layoutCount);
+  let ids = '';
+  let items = '';
+  let at = 0;
+  let ixAt = 0;
+  const left: Array<BatchOutcome | undefined> = [];
+  for (const o of outcomes) {
+    if (!packable(o)) {
+      left.push(o);
+      continue;
+    }
+    left.push(undefined);
+    layout[at++] = o.lists.length;
+    for (const l of o.lists) {
+      ids += l.ids;
+      items += l.itemsJson;
+      ix.set(l.ix, ixAt);
+      ixAt += l.ix.length;
+      layout[at++] = l.ids.length;
+      layout[at++] = l.itemsJson.length;
+      layout[at++] = l.ix.length;
+      layout[at++] = l.shown;
+    }
+  }
+  return { threadId, seq, outcomes: left, ids, items, ix, layout };
+}
+
+/** Main thread: every task's outcome, the packed lists cut out of the reply (views, not copies). */
+export function unpackReply({ outcomes, ids, items, ix, layout }: BatchReply): BatchOutcome[] {
+  const out: BatchOutcome[] = [];
+  let at = 0;
+  let idsAt = 0;
+  let itemsAt = 0;
+  let ixAt = 0;
+  for (const o of outcomes) {
+    if (o !== undefined) {
+      out.push(o);
+      continue;
+    }
+    const count = layout[at++]!;
+    const lists: RankedList[] = [];
+    for (let i = 0; i < count; i++) {
+      const idsEnd = idsAt + layout[at++]!;
+      const itemsEnd = itemsAt + layout[at++]!;
+      const ixEnd = ixAt + layout[at++]!;
+      lists.push({ ids: ids.slice(idsAt, idsEnd), itemsJson: items.slice(itemsAt, itemsEnd), ix: ix.subarray(ixAt, ixEnd), shown: layout[at++]! });
+      idsAt = idsEnd;
+      itemsAt = itemsEnd;
+      ixAt = ixEnd;
+    }
+    out.push({ lists });
+  }
+  return out;
+}
+
+/** Main thread: a batch's tasks as they cross (check tasks stay objects: they are rare). */
+export type WireTaskOrCheck = WireRankTask | CheckTask;
