@@ -34,7 +34,7 @@ export class ModelBuilder {
       pollMs: 5000,
       chunkSize: 5000,
       flushMs: 100,
-      catchUpFlushMs: 2000,
+      catchUpFlushMs: 8000,
       layoutFlushMs: 500,
       statsIntervalMs: 1000,
     };
