@@ -10,6 +10,9 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { open } from 'lmdb';
 import { DEFAULT_CONFIG } from '../../src/config/defaults.ts';
+import { Engine } from '../../src/recommend/engine.ts';
+import type { RankTask } from '../../src/recommend/task.ts';
+import { Store } from '../../src/store/open.ts';
 import { type TrainedModelMeta, trainedCurrentKey } from '../../src/store/trained-model.ts';
 import { getToken } from '../helpers/auth.ts';
 import { assertProblem } from '../helpers/problem.ts';
@@ -178,15 +181,57 @@ describe('trained model: rebuild endpoint, atomic switch, failed builds', () => 
     assert.ok(demo.builds >= 2 && demo.last_build.memory_bytes > 0);
   });
 
-  test('a build over the memory budget answers 500 model-build-failed; version 2 keeps serving', async () => {
+  test('a ranking engine switches versions only when it syncs between batches: one response never mixes two', async () => {
+    // A ranking worker's engine, in this process, on the server's data directory: a batch is
+    // sync() then its requests, so a request ranked after the model notice and before the next
+    // sync must still be the old version's in every list, and the one after it the new one's.
+    const store = new Store({ ...DEFAULT_CONFIG.store, dataDir: server.dataDir });
+    try {
+      const engine = new Engine(store, CONFIG.environments);
+      const article = ['article'];
+      const task = (): RankTask => ({
+        environment: 'demo',
+        nowSec: Math.floor(Date.now() / 1000),
+        userId: 'reader',
+        deviceId: 'device-of-reader',
+        context: { id: 'a5', type: 'article' },
+        history: [],
+        exclude: [],
+        lists: [
+          { strategy: 'personalized', size: 3, limit: 3, itemTypes: article, filters: [], content: [] },
+          { strategy: 'item_to_item', size: 3, limit: 3, itemTypes: article, filters: [], content: [] },
+        ],
+      });
+      const listsOf = (outcome: ReturnType<Engine['recommend']>) => ('lists' in outcome ? outcome.lists.map((l) => l.ids) : assert.fail(JSON.stringify(outcome)));
+      const before = listsOf(engine.recommend(task()));
+      assert.match(before[0]!, /^a7/, 'version 2: a7 first for reader');
+      // More users read a5 and a6 with a8 than with a7: the next version puts a8 first.
+      const events: Array<[string, string]> = [];
+      for (let u = 0; u < 9; u++) for (const item of ['a5', 'a6', 'a8']) events.push([`quartet${u}`, item]);
+      await postEvents(events);
+      const res = await rebuild();
+      assert.equal(((await res.json()) as Rebuilt).version, 3);
+      store.root.resetReadTxn();
+      engine.modelChanged({ kind: 'model', environment: 'demo' });
+      assert.deepEqual(listsOf(engine.recommend(task())), before, 'no sync yet: every list still ranked by version 2');
+      engine.sync(Date.now());
+      const after = listsOf(engine.recommend(task()));
+      assert.match(after[0]!, /^a8/, 'synced: version 3 ranks the personalized list');
+      assert.notDeepEqual(after[1], before[1], 'and the item-to-item list, in the same response');
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('a build over the memory budget answers 500 model-build-failed; version 3 keeps serving', async () => {
     const events: Array<[string, string]> = [];
     for (let i = 10; i < 40; i++) events.push([`wide${i}`, `a${i}`], [`wide${i}`, `a${(i % 30) + 10}`]);
     await postEvents(events);
     const problem = await assertProblem(await rebuild(), 500, 'model-build-failed');
     assert.match(String(problem.detail), /maxMemoryBytes.*previous model keeps serving/);
-    assert.deepEqual((await stored()).versions, [2], 'no partial version left');
-    assert.equal((await stored()).current?.version, 2);
-    assert.equal((await personalized('reader'))[0], 'a7', 'lists still rank by version 2');
+    assert.deepEqual((await stored()).versions, [3], 'no partial version left');
+    assert.equal((await stored()).current?.version, 3);
+    assert.equal((await personalized('reader'))[0], 'a8', 'lists still rank by version 3');
     const health = (await (await fetch(`${server.url}/health`)).json()) as { trained_model: Record<string, { failures: number; last_error: { error: string } }> };
     assert.equal(health.trained_model.demo!.failures, 1);
     assert.match(health.trained_model.demo!.last_error.error, /maxMemoryBytes/);
