@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DEFAULT_CONFIG } from '../../src/config/defaults.ts';
 import { getToken } from '../helpers/auth.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
+import { view } from '../helpers/events.ts';
 
 const DEMO = DEFAULT_CONFIG.environments.demo!;
 /** No automatic builds: only the two asked for run. */
@@ -29,15 +30,7 @@ async function positions(): Promise<{ applied: number; log: number }> {
 }
 
 async function postViews(pairs: Array<[user: string, item: string]>): Promise<void> {
-  const events = pairs.map(([user, item]) => ({
-    event_type: 'detail_pageview',
-    page_type: 'article_detail',
-    channel: 'www',
-    device_id: `device-of-${user}`,
-    user_id: user,
-    action_item: item,
-    action_item_type: 'article',
-  }));
+  const events = pairs.map(([user, item]) => view(item, user));
   const res = await fetch(`${server.url}/api/demo/events`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ events }) });
   assert.equal(res.status, 200, await res.text());
 }

@@ -15,6 +15,7 @@ import type { RankTask } from '../../src/recommend/task.ts';
 import { Store } from '../../src/store/open.ts';
 import { type TrainedModelMeta, trainedCurrentKey } from '../../src/store/trained-model.ts';
 import { getToken } from '../helpers/auth.ts';
+import { view } from '../helpers/events.ts';
 import { assertProblem } from '../helpers/problem.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 
@@ -57,17 +58,7 @@ describe('trained model: rebuild endpoint, atomic switch, failed builds', () => 
     fetch(`${server.url}/api${path}`, { ...init, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', ...init.headers } });
 
   async function postEvents(events: Array<[user: string, item: string]>): Promise<void> {
-    const body = {
-      events: events.map(([user, item]) => ({
-        event_type: 'detail_pageview',
-        page_type: 'article_detail',
-        channel: 'www',
-        device_id: `device-of-${user}`,
-        user_id: user,
-        action_item: item,
-        action_item_type: 'article',
-      })),
-    };
+    const body = { events: events.map(([user, item]) => view(item, user)) };
     const res = await fetch(`${server.url}/api/demo/events`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
     assert.equal(res.status, 200, await res.text());
     sent += events.length;

@@ -16,6 +16,7 @@ import { DEFAULT_CONFIG } from '../../src/config/defaults.ts';
 import { getToken, runCli } from '../helpers/auth.ts';
 import { startServer, tempDir, type TestServer } from '../helpers/server.ts';
 import { assertProblem, type Problem } from '../helpers/problem.ts';
+import { view } from '../helpers/events.ts';
 
 interface RecItem {
   item_id: string;
@@ -118,11 +119,6 @@ const everyList = (size: number): ListRequest[] => LIST_NAMES.map((list_name) =>
 const idsOf = (list: RecList) => list.items.map((i) => i.item_id);
 const allIds = (recs: Recs) => recs.lists.flatMap(idsOf);
 const sorted = (ids: Iterable<string>) => [...ids].sort();
-
-/** A detail_pageview of `item` by a user (user_id null for a device alone). */
-function view(item: string, user: string | null, device = `device-of-${user}`, type = 'article'): Fields {
-  return { event_type: 'detail_pageview', page_type: 'article_detail', channel: 'www', device_id: device, user_id: user, action_item: item, action_item_type: type };
-}
 
 /** Asserts what holds for every 200 of a recommendation request (SPEC.md Recommendations, DESIGN.md). */
 function assertWellFormed(recs: Recs, body: Body): void {
