@@ -12,3 +12,8 @@ export function grown<T extends Growable>(a: T, size: number, used = a.length): 
   out.set(a.subarray(0, Math.min(used, size)) as never);
   return out;
 }
+
+/** `a` when it holds `n` entries, else a new array of its kind for at least `n` (contents not kept: scratch memory refilled per use). */
+export function withRoom<T extends Growable>(a: T, n: number): T {
+  return a.length >= n ? a : new (a.constructor as new (n: number) => T)(Math.max(n, 2 * a.length));
+}

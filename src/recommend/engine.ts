@@ -8,7 +8,7 @@
  * of histories and neighbour rows into reused buffers) and turns ix back into ids.
  */
 import type { Config, ListStrategy } from '../config/types.ts';
-import { grown } from '../domain/grown.ts';
+import { grown, withRoom } from '../domain/grown.ts';
 import { Catalog } from '../store/catalog.ts';
 import {
   CHANGES_POSITION_KEY,
@@ -275,7 +275,7 @@ export class Engine {
       if (!bytes) return;
       // `length`, not byteLength: lmdb-js reuses one buffer and sets its length to the value's.
       const words = bytes.length >>> 2;
-      if (this.#history.length < words) this.#history = new Uint32Array(Math.max(words, this.#history.length * 2));
+      this.#history = withRoom(this.#history, words);
       new Uint8Array(this.#history.buffer, 0, words * 4).set(bytes.subarray(0, words * 4));
       const entries = this.#history;
       for (let i = 0; i + 2 < words; i += 3) {
@@ -411,7 +411,7 @@ export class Engine {
         const similar = env.view.similarCandidates(ix, SIMILAR_POOL, this.#similar);
         // No category or tag to go by: content similarity over the whole catalog (rare: an O(n) pass).
         if (similar.length > 0) {
-          if (this.#pool.length < similar.length) this.#pool = new Uint32Array(Math.max(similar.length, 2 * this.#pool.length));
+          this.#pool = withRoom(this.#pool, similar.length);
           for (let i = 0; i < similar.length; i++) this.#pool[i] = similar[i]!;
           pool = this.#pool.subarray(0, similar.length);
         } else pool = this.#everyIx(env);
@@ -484,10 +484,10 @@ export class Engine {
     if (user.trained !== undefined) return user.trained ?? undefined;
     const { halfLifeSec: halfLife, maxSeeds } = env.view.config.model.trained;
     const seeds = user.seeds;
-    const n = maxSeeds > 0 && seeds.count > maxSeeds ? seeds.mostRecent(maxSeeds, (this.#trainedSeeds = fitted(this.#trainedSeeds, maxSeeds))) : seeds.count;
+    const n = maxSeeds > 0 && seeds.count > maxSeeds ? seeds.mostRecent(maxSeeds, (this.#trainedSeeds = withRoom(this.#trainedSeeds, maxSeeds))) : seeds.count;
     const order = n < seeds.count ? this.#trainedSeeds : undefined;
-    const ixs = (this.#trainedIx = fitted(this.#trainedIx, n));
-    const weights = (this.#trainedWeight = fitted(this.#trainedWeight, n));
+    const ixs = (this.#trainedIx = withRoom(this.#trainedIx, n));
+    const weights = (this.#trainedWeight = withRoom(this.#trainedWeight, n));
     for (let r = 0; r < n; r++) {
       const s = order ? order[r]! : r;
       const time = seeds.time[s]!;
@@ -502,7 +502,7 @@ export class Engine {
 
   /** The exclusions as the kernel takes them, in reused memory (the kernel copies its inputs). */
   #excludeOf(exclude: readonly number[]): Uint32Array {
-    if (this.#exclude.length < exclude.length) this.#exclude = new Uint32Array(Math.max(exclude.length, 2 * this.#exclude.length));
+    this.#exclude = withRoom(this.#exclude, exclude.length);
     for (let i = 0; i < exclude.length; i++) this.#exclude[i] = exclude[i]!;
     return this.#exclude.subarray(0, exclude.length);
   }
@@ -531,11 +531,6 @@ export class Engine {
     if (view) for (let i = 0; i < check.length; i++) rankable[i] = view.isRankable(check[i]!, nowSec) ? 1 : 0;
     return { rankable };
   }
-}
-
-/** `a` when it holds `n`, else a larger array of its kind (contents not kept). */
-function fitted<T extends Uint32Array | Float32Array>(a: T, n: number): T {
-  return a.length >= n ? a : (new (a.constructor as new (n: number) => T)(Math.max(n, 2 * a.length)));
 }
 
 const isTopList = (strategy: ListStrategy | 'catalog') => strategy === 'popular' || strategy === 'trending' || strategy === 'latest';

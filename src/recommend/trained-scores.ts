@@ -12,7 +12,7 @@
  * items: it thrashed over the 51,000 rows of the model and its copies fed the GC.
  */
 import type { TrainedModelConfig } from '../config/types.ts';
-import { grown } from '../domain/grown.ts';
+import { grown, withRoom } from '../domain/grown.ts';
 import { decodeNeighbours } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 import { readTrainedItems, readTrainedMeta, trainedRowKey } from '../store/trained-model.ts';
@@ -145,7 +145,7 @@ export class TrainedScores {
       this.#table = new Uint32Array(2 << bits);
       this.#tableScores = new Float32Array(this.#table.buffer);
     }
-    if (this.#used.length < total) this.#used = new Uint32Array(Math.max(total, 2 * this.#used.length));
+    this.#used = withRoom(this.#used, total);
     const table = this.#table;
     const sums = this.#tableScores;
     const used = this.#used;
