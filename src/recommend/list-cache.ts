@@ -100,13 +100,17 @@ export class ListCache {
     bytes = (bytes + 3) & ~3;
     // Never fits: the key will answer 404 (its slot is never written).
     if (cost > this.#maxItems || bytes > this.#ring.length) return key;
-    let at = this.#ringAt + bytes > this.#ring.length ? 0 : this.#ringAt;
+    const wraps = this.#ringAt + bytes > this.#ring.length;
+    let at = wraps ? 0 : this.#ringAt;
     // Expired lists leave from the front first (bounded work per put, no timer), then the oldest
-    // while the new list would not fit in the budget or its record would overwrite theirs.
+    // while the new list would not fit in the budget or its record would overwrite theirs. A
+    // record that wraps to 0 lands on the newest lists when the held ones already wrapped: those
+    // behind the write position are older and go first (lists leave oldest first).
     while (this.#oldest < this.#next) {
       const oldest = this.#oldest % this.#slots;
       const live = this.#serial[oldest] === this.#oldest;
-      if (live && this.#expiresAt[oldest]! > now && this.#items + cost <= this.#maxItems && !this.#overlaps(oldest, at, bytes)) break;
+      const inTheWay = this.#overlaps(oldest, at, bytes) || (wraps && this.#at[oldest]! >= this.#ringAt);
+      if (live && this.#expiresAt[oldest]! > now && this.#items + cost <= this.#maxItems && !inTheWay) break;
       if (live) this.#drop(oldest);
       this.#oldest++;
     }

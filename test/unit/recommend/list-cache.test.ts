@@ -86,3 +86,20 @@ test('lists put far past the cache size read back exactly while held (ids of any
   const last = put[put.length - 1]!.key;
   assert.equal(cache.get('demo', `${last.slice(0, 21)}${last.endsWith('A') ? 'Q' : 'A'}`, 0), undefined);
 });
+
+test('records of uneven sizes that fill the ring before the item budget: after every put, each key reads back its own list or nothing', () => {
+  const cache = new ListCache(160); // 5,120 ring bytes; 1-item lists of 400–4,400 bytes bind the ring, not the budget
+  const put: Array<{ key: string; list: CachedList }> = [];
+  // First the sizes that once overwrote a live list (the fifth wrapped onto the fourth), then a spread.
+  const lengths = [2970, 970, 970, 2470, 2670];
+  for (let n = 0; n < 120; n++) {
+    const id = `${n}-`.padEnd(lengths[n] ?? 400 + ((n * 977) % 1800), n < lengths.length || n % 2 === 0 ? 'x' : 'ж');
+    const list: CachedList = { ...LIST, requestId: `r${n}`, deviceId: `d${n}`, ids: id, ix: Uint32Array.of(n) };
+    put.push({ key: cache.put(list, 60, 0), list });
+    for (const [m, held] of put.entries()) {
+      const got = cache.get('demo', held.key, 0);
+      if (m === n) assert.deepEqual(got, held.list, `the newest list ${n} reads back`);
+      else if (got !== undefined) assert.deepEqual(got, held.list, `list ${m} after put ${n}`);
+    }
+  }
+});
