@@ -75,22 +75,12 @@ function couldBeKey(itemType: string, itemId: string): boolean {
 /** Highest string element for range ends: sorts after every item id. */
 const KEY_END = '\uffff';
 
-/** A put waiting in a batch; `op` or `error` is set by the batch's transaction. */
+/** A put waiting in a batch; `op` is set by the batch's transaction. */
 interface QueuedPut {
   item: Item;
   resolve(op: 'create' | 'update'): void;
   reject(err: unknown): void;
-  op: 'create' | 'update' | undefined;
-  error: unknown;
-}
-
-/** After a batch committed: each put resolves with its op, or rejects with its own error. */
-function settlePuts(batch: readonly QueuedPut[]): void {
-  for (let i = 0; i < batch.length; i++) {
-    const queued = batch[i]!;
-    if (queued.op) queued.resolve(queued.op);
-    else queued.reject(queued.error);
-  }
+  op: 'create' | 'update';
 }
 
 export class Catalog {
@@ -113,7 +103,10 @@ export class Catalog {
    * group-committed: every put made before the write thread reaches the open batch's transaction
    * (while the previous commit is in flight) shares that transaction, so under concurrent PUTs one
    * commit and one read of the counters serve many requests. Other writes close the open batch, so
-   * a put made after them commits after them.
+   * a put made after them commits after them. A batch commits whole or not at all: a put that
+   * throws (a storage fault: input was validated before) fails every put of its batch, rather
+   * than commit the half it wrote. The transaction callback runs after put() returns (lmdb-js
+   * queues it), so the batch is open to the puts of the same turn.
    */
   put(item: Item): Promise<'create' | 'update'> {
     return new Promise((resolve, reject) => {
@@ -121,14 +114,16 @@ export class Catalog {
       if (!batch) {
         const opened: QueuedPut[] = [];
         this.#commit(() => this.#putAll(opened)).then(
-          () => settlePuts(opened),
+          () => {
+            for (let i = 0; i < opened.length; i++) opened[i]!.resolve(opened[i]!.op);
+          },
           (err: unknown) => {
             for (let i = 0; i < opened.length; i++) opened[i]!.reject(err);
           },
         );
         this.#openPuts = batch = opened;
       }
-      batch.push({ item, resolve, reject, op: undefined, error: undefined });
+      batch.push({ item, resolve, reject, op: 'create' });
     });
   }
 
@@ -141,17 +136,12 @@ export class Catalog {
     for (let i = 0; i < batch.length; i++) {
       const queued = batch[i]!;
       const item = queued.item;
-      try {
-        const key = [item.environment, item.item_type, item.item_id];
-        const existing = s.items.get(key) as StoredItem | undefined;
-        const ix = existing?.ix ?? ensureItemIndex(s, item.environment, item.item_type, item.item_id, counters.nextIx);
-        s.items.put(key, { item, enabled: existing?.enabled ?? true, ix, updatedAt: now } satisfies StoredItem);
-        queued.op = existing ? 'update' : 'create';
-        this.#batchChange(counters, item.environment, item.item_type, item.item_id, ix, queued.op, now);
-      } catch (err) {
-        // Only this put fails; the batch's others still commit.
-        queued.error = err;
-      }
+      const key = [item.environment, item.item_type, item.item_id];
+      const existing = s.items.get(key) as StoredItem | undefined;
+      const ix = existing?.ix ?? ensureItemIndex(s, item.environment, item.item_type, item.item_id, counters.nextIx);
+      s.items.put(key, { item, enabled: existing?.enabled ?? true, ix, updatedAt: now } satisfies StoredItem);
+      queued.op = existing ? 'update' : 'create';
+      this.#batchChange(counters, item.environment, item.item_type, item.item_id, ix, queued.op, now);
     }
     s.meta.put(CHANGE_SEQ, counters.seq);
     saveNextIx(s, counters.nextIx);
