@@ -44,15 +44,11 @@ function uuidString(bytes: Uint8Array): string {
   return uuidText.toString('latin1', 0, 36);
 }
 
-/** A random UUID (RFC 9562 version 4). */
-export function uuidV4(): string {
-  uuidBytes.set(random16());
-  uuidBytes[6] = (uuidBytes[6]! & 0x0f) | 0x40;
-  uuidBytes[8] = (uuidBytes[8]! & 0x3f) | 0x80;
-  return uuidString(uuidBytes);
-}
-
-/** A time-ordered UUID (RFC 9562 version 7): `unixMs` in the first 48 bits, then random bits. */
+/**
+ * A time-ordered UUID (RFC 9562 version 7): `unixMs` in the first 48 bits, then random bits.
+ * Unlike the `uuid` package's v7 (imports use it) there is no counter: ids of one millisecond
+ * are not ordered among themselves, which request ids do not need.
+ */
 export function uuidV7(unixMs: number): string {
   uuidBytes.set(random16());
   const high = Math.floor(unixMs / 2 ** 16);

@@ -8,10 +8,10 @@
  * Route modules own their behaviour; this module owns no endpoint semantics. HEAD on a GET route
  * runs the GET handler and is answered without its body (respond.ts), as RFC 9110 §9.3.2 asks.
  */
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { E } from '../errors.ts';
 import type { RequestObserver, ServiceMetrics } from '../metrics/service-metrics.ts';
-import { uuidV4 } from '../random-pool.ts';
 import { decodeContentEncoding, readBody } from './read-body.ts';
 import { sendEmpty, sendProblem, type Exchange, type StatusMap } from './respond.ts';
 import {
@@ -73,8 +73,7 @@ const PREFLIGHT_MAX_AGE_SEC = '600';
 const ACCEPTS_GZIP = /\bgzip\b/i;
 
 function requestIdOf(header: string): string {
-  if (header === '') return uuidV4();
-  return REQUEST_ID.test(header) ? header : uuidV4();
+  return REQUEST_ID.test(header) ? header : randomUUID();
 }
 
 function allowedOrigin(options: RouteOptions, environment: string, origin: string): string | undefined {

@@ -15,7 +15,7 @@ import type { Config, ListFilters } from '../config/types.ts';
 import type { CheckOutcome, CheckTask, ListTask, RankedList, RankOutcome, RankTask } from './task.ts';
 
 /** What a request asks of the ranking (the validated request, without what only the route needs). */
-export interface RankRequest {
+interface RankRequest {
   userId?: string;
   deviceId: string;
   context?: RankTask['context'];
