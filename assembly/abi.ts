@@ -34,9 +34,16 @@
 // Kernel scratch (slot, excluded) is all NO_SLOT / 0 between calls: rank() resets the entries it
 // touched before returning, so a ranking costs O(candidates), never O(n).
 
+// A trained-model instance (another instance of this module, src/recommend/trained-scores.ts)
+// uses its memory differently: from arenaOffset() the host keeps the model columns' item ix
+// (u32 per column), the model rows read so far as (column u32, weight f32) pairs, and a
+// request's scratch (the sums table, all zero between calls; used slots; seed records; excluded
+// columns; the output) and header, and calls trainedTop(header). setItemCount and rank are not
+// used on it.
+
 /** Bumped on any change to the exports, the memory map or the request header. */
 // @ts-ignore: decorator
-@inline export const ABI_VERSION: i32 = 5;
+@inline export const ABI_VERSION: i32 = 6;
 
 // @ts-ignore: decorator
 @inline export const STATUS_BAD_ARGS: i32 = -1;
@@ -148,3 +155,38 @@
 @inline export const REQ_ALLOW_OFF: i32 = 20; //        u32[ceil(n / 32)] bitset of ix that may be ranked, or 0 = all
 // @ts-ignore: decorator
 @inline export const REQ_HEADER_WORDS: i32 = 21;
+
+// TrainedTop header: u32 words at the offset given to trainedTop(). *_OFF are byte offsets
+// (4-byte aligned, the table and arena 8-byte aligned) inside memory; counts are element counts.
+// @ts-ignore: decorator
+@inline export const TRAINED_SEED_COUNT: i32 = 0; //    s
+// @ts-ignore: decorator
+@inline export const TRAINED_SEEDS_OFF: i32 = 1; //     s records: start u32, count u32 (arena entries), weight f32
+// @ts-ignore: decorator
+@inline export const TRAINED_ARENA_OFF: i32 = 2; //     (column u32, weight f32) pairs
+// @ts-ignore: decorator
+@inline export const TRAINED_ARENA_COUNT: i32 = 3; //   pairs in the arena
+// @ts-ignore: decorator
+@inline export const TRAINED_TABLE_OFF: i32 = 4; //     2^bits slots of (column + 1 u32, sum f32), all 0 between calls
+// @ts-ignore: decorator
+@inline export const TRAINED_TABLE_BITS: i32 = 5; //    6..30, and 2 × Σ counts <= 2^bits (never full)
+// @ts-ignore: decorator
+@inline export const TRAINED_USED_OFF: i32 = 6; //      u32[Σ counts] slots filled (scratch)
+// @ts-ignore: decorator
+@inline export const TRAINED_EXCLUDE_COUNT: i32 = 7; // x
+// @ts-ignore: decorator
+@inline export const TRAINED_EXCLUDE_OFF: i32 = 8; //   u32[x] columns never returned
+// @ts-ignore: decorator
+@inline export const TRAINED_ITEMS_OFF: i32 = 9; //     u32[columns] item ix of each column
+// @ts-ignore: decorator
+@inline export const TRAINED_COLUMNS: i32 = 10; //      columns
+// @ts-ignore: decorator
+@inline export const TRAINED_CATALOG_SIZE: i32 = 11; // items with ix >= this are left out
+// @ts-ignore: decorator
+@inline export const TRAINED_MAX: i32 = 12; //          results wanted
+// @ts-ignore: decorator
+@inline export const TRAINED_OUT_IX_OFF: i32 = 13; //   u32[max] result ix, strongest first
+// @ts-ignore: decorator
+@inline export const TRAINED_OUT_SCORE_OFF: i32 = 14; // f32[max] their sums
+// @ts-ignore: decorator
+@inline export const TRAINED_HEADER_WORDS: i32 = 15;

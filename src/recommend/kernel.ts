@@ -14,7 +14,8 @@
  *            [neighbourWeight][pool][exclude][context] — each array 16-byte aligned
  *
  * Exports: abiVersion, vectorDim, arenaOffset, reserveArena(bytes), setItemCount(n),
- * layoutOffset(field), clearScratch, rank(headerOff) → k' | status, topK(scoresOff, n, k, outOff).
+ * layoutOffset(field), clearScratch, rank(headerOff) → k' | status, topK(scoresOff, n, k, outOff),
+ * trainedTop(headerOff) (on an instance of its own: trained-kernel.ts).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -33,7 +34,7 @@ import {
 } from './reference-ranker.ts';
 
 /** Must equal ABI_VERSION in assembly/abi.ts. */
-export const ABI_VERSION = 5;
+export const ABI_VERSION = 6;
 const STATUS_BAD_ARGS = -1;
 const STATUS_OUT_OF_MEMORY = -2;
 
@@ -91,6 +92,7 @@ export interface KernelExports {
   clearScratch(): void;
   rank(headerOff: number): number;
   topK(scoresOff: number, n: number, k: number, outOff: number): number;
+  trainedTop(headerOff: number): number;
 }
 
 export const KERNEL_PATH = join(import.meta.dirname, '..', '..', 'build', 'kernel.wasm');

@@ -12,12 +12,13 @@
  * items: it thrashed over the 51,000 rows of the model and its copies fed the GC.
  */
 import type { TrainedModelConfig } from '../config/types.ts';
-import { grown, withRoom } from '../domain/grown.ts';
+import { withRoom } from '../domain/grown.ts';
 import { decodeNeighbours } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 import { readTrainedItems, readTrainedMeta, trainedRowKey } from '../store/trained-model.ts';
 import type { CatalogView } from './catalog-view.ts';
 import type { TopList } from './signals.ts';
+import { TrainedKernel } from './trained-kernel.ts';
 
 /**
  * Weights read per request at most, over all its history items: rows are stored strongest first,
@@ -37,34 +38,29 @@ export class TrainedScores {
   #items: Uint32Array = new Uint32Array(0);
   #columnOf = new Int32Array(0);
   /**
-   * The version's rows, copied from LMDB on first use into one arena (no object per row, nothing
-   * for the GC to trace, never evicted: at most the model's own size, rowLength × 8 bytes per
-   * item): row of ix = arena[start[ix] .. start[ix] + length[ix]); start −1 = not read yet. The
-   * arena holds model columns, not ix: columns are numbered most consumed first, so the scores
-   * a request scatters into are model-sized and their busiest part stays in cache.
+   * The version's rows, copied from LMDB on first use into the kernel's arena (no object per
+   * row, nothing for the GC to trace, never evicted: at most the model's own size, rowLength × 8
+   * bytes per item): row of ix = arena entries [start[ix], start[ix] + length[ix]); start −1 = not
+   * read yet. The arena holds model columns, not ix: columns are numbered most consumed first, so
+   * the sums a request scatters into stay small and their busiest part in cache.
    */
   #start = new Int32Array(0);
   #length = new Uint16Array(0);
-  #arenaIx = new Uint32Array(0);
-  #arenaWeight = new Float32Array(0);
-  #arenaUsed = 0;
-  /**
-   * A request's sums: an open-addressing table of [column + 1, score] pairs (0 = empty), sized
-   * per request to twice the weights it reads, so it stays in cache. A model-sized score array
-   * (400 KB at 100,000 items) was cold at every request, the rest of the ranking having evicted
-   * it: 2,000 scattered adds cost ~150 µs in the engine, against ~35 µs in a tight loop.
-   */
-  #table = new Uint32Array(0);
-  #tableScores = new Float32Array(0);
-  /** Slots the current request filled, cleared before it returns. */
-  #used = new Uint32Array(0);
-  #heapIx = new Uint32Array(0);
-  #heapScore = new Float32Array(0);
+  readonly #kernel: TrainedKernel;
+  /** A request's seeds as the kernel takes them, and its excluded columns, in reused memory. */
+  #seedStart = new Uint32Array(0);
+  #seedCount = new Uint32Array(0);
+  #seedWeight = new Float32Array(0);
+  #excludeColumns = new Uint32Array(0);
+  /** A row read from LMDB, as model columns, before it goes to the arena. */
+  #rowColumns = new Uint32Array(0);
+  #rowWeights = new Float32Array(0);
 
   constructor(store: Store, view: CatalogView, config: TrainedModelConfig) {
     this.#store = store;
     this.#view = view;
     this.#config = config;
+    this.#kernel = new TrainedKernel();
   }
 
   /** Follows the `current` pointer; call once per batch, after the read snapshot was renewed. */
@@ -74,8 +70,8 @@ export class TrainedScores {
     if (version === this.#version) return;
     this.#version = version;
     this.#start.fill(-1);
-    this.#arenaUsed = 0;
     this.#items = version > 0 ? readTrainedItems(this.#store, this.#view.environment, version) : new Uint32Array(0);
+    this.#kernel.reset(this.#items);
     let maxIx = -1;
     for (let c = 0; c < this.#items.length; c++) if (this.#items[c]! > maxIx) maxIx = this.#items[c]!;
     this.#columnOf = new Int32Array(maxIx + 1).fill(-1);
@@ -101,21 +97,17 @@ export class TrainedScores {
     if (at >= 0) return at;
     const stored = decodeNeighbours(this.#store.model.get(trainedRowKey(this.#view.environment, this.#version, ix)));
     const n = stored.ix.length;
-    if (this.#arenaUsed + n > this.#arenaIx.length) {
-      const size = Math.max(this.#arenaUsed + n, this.#arenaIx.length * 2, 1 << 16);
-      this.#arenaIx = grown(this.#arenaIx, size, this.#arenaUsed);
-      this.#arenaWeight = grown(this.#arenaWeight, size, this.#arenaUsed);
-    }
-    const start = this.#arenaUsed;
+    const columns = (this.#rowColumns = withRoom(this.#rowColumns, n));
+    const weights = (this.#rowWeights = withRoom(this.#rowWeights, n));
     // Every entry of a row is a model item; one that is not (a malformed row) is dropped.
     let kept = 0;
     for (let k = 0; k < n; k++) {
       const column = stored.ix[k]! < this.#columnOf.length ? this.#columnOf[stored.ix[k]!]! : -1;
       if (column < 0) continue;
-      this.#arenaIx[start + kept] = column;
-      this.#arenaWeight[start + kept++] = stored.weight[k]!;
+      columns[kept] = column;
+      weights[kept++] = stored.weight[k]!;
     }
-    this.#arenaUsed += kept;
+    const start = this.#kernel.append(columns, weights, kept);
     this.#start[ix] = start;
     this.#length[ix] = kept;
     return start;
@@ -130,130 +122,32 @@ export class TrainedScores {
     if (this.#version === 0) return undefined;
     // A long history reads the strongest part of each row: the request's cost stays bounded.
     const perSeed = Math.max(MIN_WEIGHTS_PER_SEED, Math.floor(WEIGHTS_PER_REQUEST / Math.max(1, seeds)));
-    let total = 0;
+    const starts = (this.#seedStart = withRoom(this.#seedStart, seeds));
+    const counts = (this.#seedCount = withRoom(this.#seedCount, seeds));
+    const weights = (this.#seedWeight = withRoom(this.#seedWeight, seeds));
+    let used = 0;
     for (let s = 0; s < seeds; s++) {
       if (!(seedWeight[s]! > 0)) continue;
-      this.#row(seedIx[s]!);
-      total += Math.min(perSeed, this.#length[seedIx[s]!]!);
+      const start = this.#row(seedIx[s]!);
+      const count = Math.min(perSeed, this.#length[seedIx[s]!]!);
+      if (count === 0) continue;
+      starts[used] = start;
+      counts[used] = count;
+      weights[used++] = seedWeight[s]!;
     }
-    if (total === 0) return undefined;
-    let bits = 6;
-    while (1 << bits < 2 * total) bits++;
-    const mask = (1 << bits) - 1;
-    const shift = 32 - bits;
-    if (this.#table.length < 2 << bits) {
-      this.#table = new Uint32Array(2 << bits);
-      this.#tableScores = new Float32Array(this.#table.buffer);
-    }
-    this.#used = withRoom(this.#used, total);
-    const table = this.#table;
-    const sums = this.#tableScores;
-    const used = this.#used;
-    let count = 0;
-    for (let s = 0; s < seeds; s++) {
-      const weight = seedWeight[s]!;
-      if (!(weight > 0)) continue;
-      const seed = seedIx[s]!;
-      const start = this.#start[seed]!;
-      const end = start + Math.min(perSeed, this.#length[seed]!);
-      const rowColumn = this.#arenaIx;
-      const rowWeight = this.#arenaWeight;
-      for (let e = start; e < end; e++) {
-        const key = rowColumn[e]! + 1;
-        let slot = Math.imul(key, 0x9e3779b1) >>> shift;
-        for (;;) {
-          const there = table[2 * slot]!;
-          if (there === key) break;
-          if (there === 0) {
-            table[2 * slot] = key;
-            sums[2 * slot + 1] = 0;
-            used[count++] = slot;
-            break;
-          }
-          slot = (slot + 1) & mask;
-        }
-        sums[2 * slot + 1]! += weight * rowWeight[e]!;
-      }
-    }
-    // A user's consumed items are often the model's strongest scores: out before selecting.
+    if (used === 0) return undefined;
+    const columns = (this.#excludeColumns = withRoom(this.#excludeColumns, exclude.length));
+    let excluded = 0;
     for (const ix of exclude) {
-      const key = (ix < this.#columnOf.length ? this.#columnOf[ix]! : -1) + 1;
-      if (key === 0) continue;
-      for (let slot = Math.imul(key, 0x9e3779b1) >>> shift; table[2 * slot] !== 0; slot = (slot + 1) & mask) {
-        if (table[2 * slot] !== key) continue;
-        sums[2 * slot + 1] = -Infinity;
-        break;
-      }
+      const column = ix < this.#columnOf.length ? this.#columnOf[ix]! : -1;
+      if (column >= 0) columns[excluded++] = column;
     }
-    const best = this.#best(count, max);
-    for (let t = 0; t < count; t++) table[2 * used[t]!] = 0;
-    return best;
-  }
-
-  /** The best `max` of the request's `count` sums, strongest first, weights scaled so the best is 1. */
-  #best(count: number, max: number): TopList | undefined {
-    const table = this.#table;
-    const sums = this.#tableScores;
-    const used = this.#used;
-    const items = this.#items;
-    const catalogSize = this.#view.capacity;
-    // A min-heap of the best so far: most candidates fail one comparison with its root.
-    const heapIx = this.#heapIx.length >= max ? this.#heapIx : (this.#heapIx = new Uint32Array(max));
-    const heapScore = this.#heapScore.length >= max ? this.#heapScore : (this.#heapScore = new Float32Array(max));
-    let size = 0;
-    for (let t = 0; t < count; t++) {
-      const slot = used[t]!;
-      const score = sums[2 * slot + 1]!;
-      // Only positive scores: a negative one says "less likely than knowing nothing". The score
-      // is tested before the item is looked up: most candidates fail against the heap's root.
-      if (!(score > 0) || (size === max && !(score > heapScore[0]!))) continue;
-      const ix = items[table[2 * slot]! - 1]!;
-      // Only items the catalog view knows (one created a moment ago may not be there yet).
-      if (ix >= catalogSize) continue;
-      if (size < max) {
-        let at = size++;
-        while (at > 0) {
-          const parent = (at - 1) >> 1;
-          if (heapScore[parent]! <= score) break;
-          heapIx[at] = heapIx[parent]!;
-          heapScore[at] = heapScore[parent]!;
-          at = parent;
-        }
-        heapIx[at] = ix;
-        heapScore[at] = score;
-      } else {
-        let at = 0;
-        for (;;) {
-          let child = 2 * at + 1;
-          if (child >= size) break;
-          if (child + 1 < size && heapScore[child + 1]! < heapScore[child]!) child++;
-          if (heapScore[child]! >= score) break;
-          heapIx[at] = heapIx[child]!;
-          heapScore[at] = heapScore[child]!;
-          at = child;
-        }
-        heapIx[at] = ix;
-        heapScore[at] = score;
-      }
-    }
-    if (size === 0) return undefined;
-    // Strongest first: insertion sort of the few kept.
-    const ix = heapIx.slice(0, size);
-    const weight = heapScore.slice(0, size);
-    for (let i = 1; i < size; i++) {
-      const w = weight[i]!;
-      const x = ix[i]!;
-      let j = i - 1;
-      while (j >= 0 && weight[j]! < w) {
-        weight[j + 1] = weight[j]!;
-        ix[j + 1] = ix[j]!;
-        j--;
-      }
-      weight[j + 1] = w;
-      ix[j + 1] = x;
-    }
+    const best = this.#kernel.top(starts, counts, weights, used, columns, excluded, this.#view.capacity, max);
+    if (best.ix.length === 0) return undefined;
+    const ix = best.ix.slice();
+    const weight = best.score.slice();
     const top = weight[0]!;
-    for (let i = 0; i < size; i++) weight[i]! /= top;
+    for (let i = 0; i < weight.length; i++) weight[i]! /= top;
     return { ix, weight };
   }
 
@@ -265,10 +159,11 @@ export class TrainedScores {
     const ixs = new Uint32Array(Math.min(max, end - start));
     const weight = new Float32Array(ixs.length);
     let k = 0;
+    const { words, floats, first } = this.#kernel.arena;
     // Rows are stored by magnitude: the positive weights among them are in decreasing order.
     for (let e = start; e < end && k < max; e++) {
-      const w = this.#arenaWeight[e]!;
-      const other = this.#items[this.#arenaIx[e]!]!;
+      const w = floats[first + 2 * e + 1]!;
+      const other = this.#items[words[first + 2 * e]!]!;
       if (!(w > 0) || other >= this.#view.capacity || exclude.includes(other)) continue;
       ixs[k] = other;
       weight[k++] = w;

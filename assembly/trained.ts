@@ -1,0 +1,134 @@
+// The trained model's per-user scores: Σ over a user's history items of weight × the item's
+// sparse row, then the best few. Runs in its own kernel instance (src/recommend/trained-scores.ts),
+// whose memory holds the model version's rows as (column u32, weight f32) pairs and a request's
+// scratch; the host lays both out (memory map in abi.ts, TRAINED_*). Owns this arithmetic only:
+// the order of every step matches the TypeScript reference (src/recommend/reference-trained.ts),
+// sums in f64 rounded to f32 as a Float32Array would, so both give the same lists exactly.
+// Raw loads and stores: index.ts trainedTop checked every region against memory first.
+import {
+  TRAINED_ARENA_OFF, TRAINED_CATALOG_SIZE, TRAINED_COLUMNS, TRAINED_EXCLUDE_COUNT,
+  TRAINED_EXCLUDE_OFF, TRAINED_ITEMS_OFF, TRAINED_MAX, TRAINED_OUT_IX_OFF, TRAINED_OUT_SCORE_OFF,
+  TRAINED_SEED_COUNT, TRAINED_SEEDS_OFF, TRAINED_TABLE_BITS, TRAINED_TABLE_OFF, TRAINED_USED_OFF,
+} from "./abi";
+import { word } from "./rank";
+
+// @ts-ignore: decorator
+@inline const GOLDEN: u32 = 0x9e3779b1;
+
+/** The table slot holding `key` (column + 1), or the empty slot where it would go. */
+// @ts-ignore: decorator
+@inline function slotOf(table: usize, key: u32, shift: u32, mask: u32): u32 {
+  let slot = (key * GOLDEN) >> shift;
+  while (true) {
+    const there = load<u32>(table + (<usize>slot << 3));
+    if (there == key || there == 0) return slot;
+    slot = (slot + 1) & mask;
+  }
+}
+
+/** Runs the request whose header is at `req`; returns the count written (best first). */
+export function trainedTopRequest(req: usize): i32 {
+  const seeds = word(req, TRAINED_SEED_COUNT);
+  const seedsOff = <usize>word(req, TRAINED_SEEDS_OFF);
+  const arena = <usize>word(req, TRAINED_ARENA_OFF);
+  const table = <usize>word(req, TRAINED_TABLE_OFF);
+  const bits = word(req, TRAINED_TABLE_BITS);
+  const used = <usize>word(req, TRAINED_USED_OFF);
+  const mask: u32 = (<u32>1 << bits) - 1;
+  const shift: u32 = 32 - bits;
+  let count: u32 = 0;
+  for (let s: u32 = 0; s < seeds; s++) {
+    const record = seedsOff + <usize>s * 12;
+    const start = load<u32>(record);
+    const end = start + load<u32>(record, 4);
+    const weight = <f64>load<f32>(record, 8);
+    for (let e = start; e < end; e++) {
+      const entry = arena + (<usize>e << 3);
+      const key = load<u32>(entry) + 1;
+      const at = table + (<usize>slotOf(table, key, shift, mask) << 3);
+      if (load<u32>(at) == 0) {
+        store<u32>(at, key);
+        store<f32>(at, 0, 4);
+        store<u32>(used + (<usize>count << 2), <u32>(at - table) >> 3);
+        count++;
+      }
+      store<f32>(at, <f32>(<f64>load<f32>(at, 4) + weight * <f64>load<f32>(entry, 4)), 4);
+    }
+  }
+  // A user's consumed items are often the model's strongest scores: out before selecting.
+  const excluded = <usize>word(req, TRAINED_EXCLUDE_OFF);
+  const excludeCount = word(req, TRAINED_EXCLUDE_COUNT);
+  for (let x: u32 = 0; x < excludeCount; x++) {
+    const key = load<u32>(excluded + (<usize>x << 2)) + 1;
+    const at = table + (<usize>slotOf(table, key, shift, mask) << 3);
+    if (load<u32>(at) == key) store<f32>(at, -Infinity, 4);
+  }
+  return best(req, count);
+}
+
+/**
+ * The best TRAINED_MAX positive sums among the `count` used slots, strongest first (a min-heap of
+ * the best so far, then an insertion sort); clears every used slot, so the table is empty again.
+ * Columns whose item is outside the catalog view (ix >= catalogSize) are left out.
+ */
+function best(req: usize, count: u32): i32 {
+  const table = <usize>word(req, TRAINED_TABLE_OFF);
+  const used = <usize>word(req, TRAINED_USED_OFF);
+  const items = <usize>word(req, TRAINED_ITEMS_OFF);
+  const columns = word(req, TRAINED_COLUMNS);
+  const catalogSize = word(req, TRAINED_CATALOG_SIZE);
+  const max = <i32>word(req, TRAINED_MAX);
+  const heapIx = <usize>word(req, TRAINED_OUT_IX_OFF);
+  const heapScore = <usize>word(req, TRAINED_OUT_SCORE_OFF);
+  let size: i32 = 0;
+  for (let t: u32 = 0; t < count; t++) {
+    const at = table + (<usize>load<u32>(used + (<usize>t << 2)) << 3);
+    const key = load<u32>(at);
+    const score = load<f32>(at, 4);
+    store<u32>(at, 0);
+    // Only positive scores: a negative one says "less likely than knowing nothing".
+    if (!(score > 0) || (size == max && !(score > load<f32>(heapScore)))) continue;
+    if (key - 1 >= columns) continue;
+    const ix = load<u32>(items + (<usize>(key - 1) << 2));
+    if (ix >= catalogSize) continue;
+    let i: i32;
+    if (size < max) {
+      i = size++;
+      while (i > 0) {
+        const parent = (i - 1) >> 1;
+        const parentScore = load<f32>(heapScore + (<usize>parent << 2));
+        if (parentScore <= score) break;
+        store<u32>(heapIx + (<usize>i << 2), load<u32>(heapIx + (<usize>parent << 2)));
+        store<f32>(heapScore + (<usize>i << 2), parentScore);
+        i = parent;
+      }
+    } else {
+      i = 0;
+      while (true) {
+        let child = 2 * i + 1;
+        if (child >= size) break;
+        if (child + 1 < size && load<f32>(heapScore + (<usize>(child + 1) << 2)) < load<f32>(heapScore + (<usize>child << 2))) child++;
+        const childScore = load<f32>(heapScore + (<usize>child << 2));
+        if (childScore >= score) break;
+        store<u32>(heapIx + (<usize>i << 2), load<u32>(heapIx + (<usize>child << 2)));
+        store<f32>(heapScore + (<usize>i << 2), childScore);
+        i = child;
+      }
+    }
+    store<u32>(heapIx + (<usize>i << 2), ix);
+    store<f32>(heapScore + (<usize>i << 2), score);
+  }
+  for (let i = 1; i < size; i++) {
+    const w = load<f32>(heapScore + (<usize>i << 2));
+    const x = load<u32>(heapIx + (<usize>i << 2));
+    let j = i - 1;
+    while (j >= 0 && load<f32>(heapScore + (<usize>j << 2)) < w) {
+      store<f32>(heapScore + (<usize>(j + 1) << 2), load<f32>(heapScore + (<usize>j << 2)));
+      store<u32>(heapIx + (<usize>(j + 1) << 2), load<u32>(heapIx + (<usize>j << 2)));
+      j--;
+    }
+    store<f32>(heapScore + (<usize>(j + 1) << 2), w);
+    store<u32>(heapIx + (<usize>(j + 1) << 2), x);
+  }
+  return size;
+}
