@@ -13,15 +13,14 @@ import { Catalog } from '../store/catalog.ts';
 import {
   CHANGES_POSITION_KEY,
   EVENT_TYPE_CODES,
-  decodeNeighbours,
   deviceConsumedKey,
   deviceHistoryKey,
-  neighboursKey,
   userConsumedKey,
   userHistoryKey,
 } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 import { CatalogView } from './catalog-view.ts';
+import { NeighbourRows } from './neighbour-rows.ts';
 import { WasmRanker } from './kernel.ts';
 import { VECTOR_DIM as DIM, type RankInput, type Ranker } from './reference-ranker.ts';
 
@@ -52,7 +51,7 @@ const TOP_LIST_HEAD = 256;
 const DAY = 86_400;
 const CONTEXT_SEED_WEIGHT = 2;
 const CHANGES_PER_SYNC = 10_000;
-/** Neighbour rows a worker keeps per environment (~1 KB each). */
+/** Neighbour rows a worker keeps per environment (ITEM_ROW entries of 8 bytes at most each). */
 const MAX_CACHED_ROWS = 100_000;
 
 /**
@@ -112,10 +111,17 @@ class InputBuffers {
 
   /** Appends the first `max` entries of a row (neighbours, or a ranked list) as the last seed's row. */
   addRow(row: TopList, max: number): void {
-    const n = Math.min(max, row.ix.length);
+    this.addEntries(row.ix, row.weight, 0, Math.min(max, row.ix.length));
+  }
+
+  /** Appends entries [start, start + n) of (ix, weight) arrays as the last seed's row. */
+  addEntries(ix: Uint32Array, weight: Float32Array, start: number, n: number): void {
     this.#reserve(n);
-    this.nbIx.set(row.ix.subarray(0, n), this.t);
-    this.nbWeight.set(row.weight.subarray(0, n), this.t);
+    const t = this.t;
+    for (let k = 0; k < n; k++) {
+      this.nbIx[t + k] = ix[start + k]!;
+      this.nbWeight[t + k] = weight[start + k]!;
+    }
     this.t += n;
     this.offsets[this.m] = this.t;
   }
@@ -131,7 +137,7 @@ interface Environment {
   /** Every ix, for the catalog-wide last resort. */
   everyIx: Uint32Array;
   /** Neighbour rows read so far; the builder's rows notices drop the ones it rewrote. */
-  rows: Map<number, TopList>;
+  rows: NeighbourRows;
   /** A model notice arrived (or none was read yet): the next sync reads the current version. */
   trainedStale: boolean;
 }
@@ -178,7 +184,8 @@ export class Engine {
       const view = new CatalogView(store, name, config, ranker);
       const signals = new Signals(store, view, ranker);
       const trained = new TrainedScores(store, view, config.model.trained);
-      this.#environments.set(name, { view, ranker, signals, trained, everyIx: new Uint32Array(0), rows: new Map(), trainedStale: true });
+      const rows = new NeighbourRows(store, name, ITEM_ROW, MAX_CACHED_ROWS * ITEM_ROW);
+      this.#environments.set(name, { view, ranker, signals, trained, everyIx: new Uint32Array(0), rows, trainedStale: true });
     }
     this.sync(Date.now());
     for (const env of this.#environments.values()) env.signals.refresh(Date.now(), true);
@@ -212,8 +219,8 @@ export class Engine {
   /** Neighbour rows the builder rewrote: read anew when next needed. */
   rowsChanged({ environment, ix }: Extract<Notice, { kind: 'rows' }>): void {
     const rows = this.#environments.get(environment)?.rows;
-    if (!rows || rows.size === 0) return;
-    for (let i = 0; i < ix.length; i++) rows.delete(ix[i]!);
+    if (!rows) return;
+    for (let i = 0; i < ix.length; i++) rows.drop(ix[i]!);
   }
 
   /** A new trained model version is current: the next sync switches to it, between two batches. */
@@ -384,7 +391,8 @@ export class Engine {
           const ix = seeds.ix[recent[r]!]!;
           const weight = seeds.weight[recent[r]!]!;
           b.addSeed(weight, seeds.time[recent[r]!]!);
-          b.addRow(this.#neighbours(env, ix), PERSONAL_ROW);
+          const row = env.rows.row(ix);
+          b.addEntries(env.rows.ix, env.rows.weight, row, Math.min(PERSONAL_ROW, env.rows.lengthOf(ix)));
           if (ix < env.view.capacity) for (let d = 0; d < VECTOR_DIM; d++) context[d]! += weight * vectors[ix * VECTOR_DIM + d]!;
         }
         normalise(context);
@@ -400,7 +408,8 @@ export class Engine {
         const ix = user.contextIx;
         if (ix === undefined || ix >= env.view.capacity) return null;
         b.addSeed(1, 0);
-        b.addRow(this.#neighbours(env, ix), ITEM_ROW);
+        const row = env.rows.row(ix);
+        b.addEntries(env.rows.ix, env.rows.weight, row, env.rows.lengthOf(ix));
         const trained = env.trained.forItem(ix, user.exclude, TRAINED_CANDIDATES);
         if (trained) {
           b.addSeed(env.view.config.model.trained.weight, 0);
@@ -451,26 +460,6 @@ export class Engine {
       contentWeight,
       context,
     };
-  }
-
-  /**
-   * The item's neighbour row, its weights scaled to the strongest = 1, at most ITEM_ROW long.
-   * Rows are cached: random LMDB reads of kilobyte rows were most of a ranking's cost.
-   * Invalidation: per row, by the builder's rows notices (rowsChanged); the whole cache only
-   * when it holds MAX_CACHED_ROWS.
-   */
-  #neighbours(env: Environment, ix: number): TopList {
-    let row = env.rows.get(ix);
-    if (row) return row;
-    const bytes = this.#store.model.get(neighboursKey(env.view.environment, ix));
-    const stored = decodeNeighbours(bytes);
-    const n = Math.min(ITEM_ROW, stored.ix.length);
-    const top = n > 0 && stored.weight[0]! > 0 ? stored.weight[0]! : 1;
-    row = { ix: stored.ix.slice(0, n), weight: new Float32Array(n) };
-    for (let j = 0; j < n; j++) row.weight[j] = stored.weight[j]! / top;
-    if (env.rows.size >= MAX_CACHED_ROWS) env.rows.clear();
-    env.rows.set(ix, row);
-    return row;
   }
 
   /**

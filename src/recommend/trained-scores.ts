@@ -52,6 +52,9 @@ export class TrainedScores {
   #seedCount = new Uint32Array(0);
   #seedWeight = new Float32Array(0);
   #excludeColumns = new Uint32Array(0);
+  /** forItem's answer, valid until its next call. */
+  #itemTopIx = new Uint32Array(0);
+  #itemTopWeight = new Float32Array(0);
   /** A row read from LMDB, as model columns, before it goes to the arena. */
   #rowColumns = new Uint32Array(0);
   #rowWeights = new Float32Array(0);
@@ -151,13 +154,17 @@ export class TrainedScores {
     return { ix, weight };
   }
 
-  /** The `max` items `ix` raises most (its row's positive weights, strongest first), without `exclude`. */
+  /**
+   * The `max` items `ix` raises most (its row's positive weights, strongest first), without
+   * `exclude`; in memory reused by the next call.
+   */
   forItem(ix: number, exclude: readonly number[], max: number): TopList | undefined {
     if (this.#version === 0) return undefined;
     const start = this.#row(ix);
     const end = start + this.#length[ix]!;
-    const ixs = new Uint32Array(Math.min(max, end - start));
-    const weight = new Float32Array(ixs.length);
+    // Reused memory: the engine copies the list into its kernel input at once.
+    const ixs = (this.#itemTopIx = withRoom(this.#itemTopIx, max));
+    const weight = (this.#itemTopWeight = withRoom(this.#itemTopWeight, max));
     let k = 0;
     const { words, floats, first } = this.#kernel.arena;
     // Rows are stored by magnitude: the positive weights among them are in decreasing order.

@@ -1,0 +1,104 @@
+/**
+ * @module recommend/neighbour-rows
+ * A ranking worker's copy of the co-occurrence rows it has read (the model builder writes them
+ * to LMDB): the strongest `rowLength` neighbours of each item, weights scaled so the strongest is
+ * 1, in one arena of typed arrays. A Map of 100,000 rows of two typed arrays each was what the
+ * worker's old generation held: every row a malloc'd backing store and three objects to mark,
+ * the worker's mark-compacts of 60 ms under load, and a hash lookup per seed. Rows the builder
+ * rewrote are dropped (their entries stay until the arena is full, then all rows are read anew).
+ */
+import { grown, withRoom } from '../domain/grown.ts';
+import { neighboursKey } from '../store/model.ts';
+import type { Store } from '../store/open.ts';
+
+const FIRST_ENTRIES = 1 << 16;
+
+export class NeighbourRows {
+  readonly #store: Store;
+  readonly #environment: string;
+  readonly #rowLength: number;
+  readonly #maxEntries: number;
+  /** Arena entry where each ix's row starts (−1: not read), and its length. */
+  #start: Int32Array = new Int32Array(0);
+  #length: Uint16Array = new Uint16Array(0);
+  /** The arena: entry e is neighbour ix[e] with weight weight[e]. */
+  ix = new Uint32Array(FIRST_ENTRIES);
+  weight = new Float32Array(FIRST_ENTRIES);
+  #used = 0;
+  /** A stored row's words, copied from LMDB's reused buffer (valid until its next read). */
+  #words = new Uint32Array(256);
+  #floats = new Float32Array(this.#words.buffer);
+
+  constructor(store: Store, environment: string, rowLength: number, maxEntries: number) {
+    this.#store = store;
+    this.#environment = environment;
+    this.#rowLength = rowLength;
+    this.#maxEntries = maxEntries;
+  }
+
+  /** Where the row of `ix` starts in the arena (its length: lengthOf); read from LMDB on first use. */
+  row(ix: number): number {
+    if (ix >= this.#start.length) {
+      const size = Math.max(ix + 1, this.#start.length * 2, 1024);
+      this.#start = extend(this.#start, size);
+      this.#length = grown(this.#length, size);
+    }
+    const at = this.#start[ix]!;
+    return at >= 0 ? at : this.#read(ix);
+  }
+
+  lengthOf(ix: number): number {
+    return this.#length[ix]!;
+  }
+
+  /** The builder rewrote the row: read it anew when next needed. */
+  drop(ix: number): void {
+    if (ix < this.#start.length) this.#start[ix] = -1;
+  }
+
+  clear(): void {
+    this.#start.fill(-1);
+    this.#used = 0;
+  }
+
+  #read(ix: number): number {
+    const bytes = this.#store.model.getBinaryFast(neighboursKey(this.#environment, ix));
+    // Stored as [n, ix × n, f32 weight × n] (store/model.ts); a short or malformed value reads as empty.
+    let n = 0;
+    if (bytes && bytes.length >= 4) {
+      const words = bytes.length >>> 2;
+      if (words > this.#words.length) {
+        this.#words = withRoom(this.#words, words);
+        this.#floats = new Float32Array(this.#words.buffer);
+      }
+      // `length`, not byteLength: lmdb-js reuses one buffer and sets its length to the value's.
+      new Uint8Array(this.#words.buffer, 0, words * 4).set(bytes.subarray(0, words * 4));
+      const stored = this.#words[0]!;
+      if (words >= 1 + 2 * stored) n = stored;
+    }
+    const kept = Math.min(n, this.#rowLength);
+    if (this.#used + kept > this.#maxEntries) this.clear();
+    if (this.#used + kept > this.ix.length) {
+      const size = Math.max(this.#used + kept, Math.min(this.#maxEntries, this.ix.length * 2));
+      this.ix = grown(this.ix, size, this.#used);
+      this.weight = grown(this.weight, size, this.#used);
+    }
+    const start = this.#used;
+    const top = kept > 0 && this.#floats[1 + n]! > 0 ? this.#floats[1 + n]! : 1;
+    for (let k = 0; k < kept; k++) {
+      this.ix[start + k] = this.#words[1 + k]!;
+      this.weight[start + k] = this.#floats[1 + n + k]! / top;
+    }
+    this.#used += kept;
+    this.#start[ix] = start;
+    this.#length[ix] = kept;
+    return start;
+  }
+}
+
+/** `array` grown to `size`, the new part −1 (not read). */
+function extend(array: Int32Array, size: number): Int32Array<ArrayBuffer> {
+  const out = new Int32Array(size).fill(-1);
+  out.set(array);
+  return out;
+}
