@@ -265,8 +265,9 @@ interface RoundResult {
   light: Measured;
   lightCpu: Record<string, number>;
   half: Measured;
-  /** GC pauses (ms) during the peak and light runs; Affinity only (--trace-gc). */
+  /** GC pauses (ms) during the peak and light runs, of the serving threads and of the idle ones; Affinity only (--trace-gc). */
   gcPausesMs?: number[];
+  idleGcPausesMs?: number[];
   /** Resident memory of the service after the runs (VmRSS, and RssAnon: not the LMDB map). */
   rssMb?: number;
   rssAnonMb?: number;
@@ -275,14 +276,26 @@ interface RoundResult {
   firstRequestMs?: number;
 }
 
-/** Pause of each garbage collection in --trace-gc lines: `..., 1.2 / 0.0 ms ...`. */
-function gcPauses(lines: readonly string[]): number[] {
-  const out: number[] = [];
+/**
+ * Pause of each garbage collection in --trace-gc lines (`[pid:isolate] ... Scavenge ..., 1.2 / 0.0
+ * ms ...`), split by whether its isolate (thread) scavenged during the runs. The target is about
+ * the serving threads (main, ranking workers): they allocate per request and scavenge all through
+ * a run; the idle builder, trainer and ingest threads do not, but V8's memory reducer gives each a
+ * few mark-compacts in the first ~25 s after start (8 s apart), whose wall time on the shared core
+ * stretched to 20–490 ms and was counted as the service's worst pause.
+ */
+function gcPauses(lines: readonly string[]): { serving: number[]; idle: number[] } {
+  const byIsolate = new Map<string, { pauses: number[]; scavenged: boolean }>();
   for (const line of lines) {
-    const m = /(?:Scavenge|Mark-Compact|Mark-sweep|Minor Mark-Sweep)\b.*?, ([\d.]+) \/ [\d.]+ ms/.exec(line);
-    if (m) out.push(Number(m[1]));
+    const m = /^\[\d+:(0x[0-9a-f]+)\].*?(Scavenge|Mark-Compact|Mark-sweep|Minor Mark-Sweep)\b.*?, ([\d.]+) \/ [\d.]+ ms/.exec(line);
+    if (!m) continue;
+    let isolate = byIsolate.get(m[1]!);
+    if (!isolate) byIsolate.set(m[1]!, (isolate = { pauses: [], scavenged: false }));
+    isolate.pauses.push(Number(m[3]));
+    if (m[2] === 'Scavenge' || m[2] === 'Minor Mark-Sweep') isolate.scavenged = true;
   }
-  return out;
+  const isolates = [...byIsolate.values()];
+  return { serving: isolates.filter((i) => i.scavenged).flatMap((i) => i.pauses), idle: isolates.filter((i) => !i.scavenged).flatMap((i) => i.pauses) };
 }
 
 async function measure(t: Pick<Target, 'url' | 'pid'>, token: string, contextFile: string, logs?: string[]): Promise<RoundResult> {
@@ -291,10 +304,10 @@ async function measure(t: Pick<Target, 'url' | 'pid'>, token: string, contextFil
   const gcFrom = logs?.length ?? 0;
   const peakRun = await runner.wrk({ ...post, seconds: PEAK_SEC, threadCpu: true });
   const lightRun = await runner.wrk({ ...post, seconds: LIGHT_SEC, connections: LIGHT_CONNECTIONS, threadCpu: true });
-  const gcPausesMs = logs ? gcPauses(logs.slice(gcFrom)) : undefined;
+  const gc = logs ? gcPauses(logs.slice(gcFrom)) : undefined;
   const peak = measured(peakRun);
   const half = await runner.getAtRate(post, peak.rps / 2);
-  return { peak, peakCpu: peakRun.threadCpu ?? {}, light: measured(lightRun), lightCpu: lightRun.threadCpu ?? {}, half, ...(gcPausesMs ? { gcPausesMs } : {}) };
+  return { peak, peakCpu: peakRun.threadCpu ?? {}, light: measured(lightRun), lightCpu: lightRun.threadCpu ?? {}, half, ...(gc ? { gcPausesMs: gc.serving, idleGcPausesMs: gc.idle } : {}) };
 }
 
 async function roundBaseline(contextFile: string): Promise<RoundResult> {
@@ -405,6 +418,7 @@ function report(prepared: Prepared, contexts: { lines: string[]; distinct: numbe
       '4 conn p99 ms': round3(lightP99),
       'gc max ms': isAffinity ? round3(gcMax) : '-',
       'gc > 5 ms': isAffinity ? gc.filter((ms) => ms > GC_PAUSE_TARGET_MS).length : '-',
+      'idle threads gc max ms': isAffinity ? round3(Math.max(0, ...rs.flatMap((r) => r.idleGcPausesMs ?? []))) : '-',
       'rss MB': isAffinity ? Math.round(median(rs.map((r) => r.rssMb ?? NaN))) : '-',
       'rss anon MB': isAffinity ? Math.round(median(rs.map((r) => r.rssAnonMb ?? NaN))) : '-',
       target: isAffinity
