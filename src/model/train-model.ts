@@ -1,7 +1,7 @@
 /**
  * @module model/train-model
  * One build of an environment's trained model, start to finish: read the event log
- * (model/training-data.ts), learn the item weights (model/linear-autoencoder.ts), write them as a
+ * (model/training-data.ts: its snapshot and the log after it, and keep a new snapshot), learn the item weights (model/linear-autoencoder.ts), write them as a
  * new version and switch to it atomically (store/trained-model.ts). A build that fails at any
  * step removes what it wrote and leaves `current`, and so the serving model, unchanged. Runs
  * synchronously and long: only the trainer worker (and the offline eval) call it.
@@ -17,9 +17,17 @@ import {
 } from '../store/trained-model.ts';
 import { sparseModelBytes, trainSparseAutoencoder } from './sparse-autoencoder.ts';
 import { readTrainingData } from './training-data.ts';
+import { writeTrainingSnapshot } from './training-snapshot.ts';
+
+/** How a build read the event log: from which position, how many events, and why not from its snapshot. */
+export interface LogRead {
+  readFrom: number;
+  eventsRead: number;
+  snapshotProblem?: string;
+}
 
 export type BuildOutcome =
-  | { status: 'built'; meta: TrainedModelMeta; readMs: number; trainMs: number; writeMs: number }
+  | { status: 'built'; meta: TrainedModelMeta; readMs: number; trainMs: number; writeMs: number; log: LogRead }
   | { status: 'skipped'; reason: string };
 
 /** Builds and switches to a new model; throws (having cleaned up) when the build fails. */
@@ -30,6 +38,9 @@ export function buildTrainedModel(store: Store, environment: string, config: Env
   // A partial version left by a build that died mid-write (a killed process) goes first.
   removeTrainedVersions(store, environment, serving?.version);
   const data = readTrainingData(store, environment, config);
+  const log: LogRead = { readFrom: data.readFrom, eventsRead: data.eventsRead, ...(data.snapshotProblem ? { snapshotProblem: data.snapshotProblem } : {}) };
+  // What was read is kept for the next build whatever this one does with it.
+  if (data.snapshot) writeTrainingSnapshot(store, environment, data.snapshot.fingerprint, data.snapshot.position, data.snapshot.encoded);
   const n = data.items.length;
   if (n === 0) return { status: 'skipped', reason: 'no consumption events to learn from' };
   const options = {
@@ -66,7 +77,7 @@ export function buildTrainedModel(store: Store, environment: string, config: Env
     switchTrainedVersion(store, environment, meta);
     const written = performance.now();
     removeTrainedVersions(store, environment, version);
-    return { status: 'built', meta, readMs: read - started, trainMs: trained - read, writeMs: written - trained };
+    return { status: 'built', meta, readMs: read - started, trainMs: trained - read, writeMs: written - trained, log };
   } catch (err) {
     removeTrainedVersions(store, environment, readTrainedMeta(store, environment)?.version);
     throw err;

@@ -157,7 +157,9 @@ export class ModelTrainer {
     if (stats && reply.outcome.status === 'built') {
       const m = reply.outcome.meta;
       stats.last = { ...m, peakRssBytes: reply.peakRssBytes };
-      this.#log.info({ environment: pending.environment, ...stats.last }, 'trained model built');
+      const { readFrom, eventsRead, snapshotProblem } = reply.outcome.log;
+      if (snapshotProblem) this.#log.warn({ environment: pending.environment, problem: snapshotProblem }, 'training snapshot not used; the whole event log was read');
+      this.#log.info({ environment: pending.environment, ...stats.last, logReadFrom: readFrom, eventsRead }, 'trained model built');
     }
     // Before the rebuild's answer: a request ranked after it is ranked by the new version.
     if (reply.outcome.status === 'built') this.#onBuilt(pending.environment);

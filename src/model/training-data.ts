@@ -10,10 +10,11 @@
  */
 import type { EnvironmentConfig } from '../config/types.ts';
 import { EventLog } from '../store/event-log.ts';
-import { EVENT_TYPE_CODES } from '../store/model.ts';
+import { EVENT_TYPE_CODES, eventsPositionKey } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 import { eventWeight } from './event-weight.ts';
 import type { InteractionRows } from './linear-autoencoder.ts';
+import { emptyPass, encodePass, readTrainingSnapshot } from './training-snapshot.ts';
 
 export interface TrainingData {
   /** Item ix of each model column, most consumed first. */
@@ -22,6 +23,13 @@ export interface TrainingData {
   users: number;
   /** Event sequence number read up to (inclusive). */
   eventsPosition: number;
+  /** The position the log was read from (0: the whole log) and the events read after it. */
+  readFrom: number;
+  eventsRead: number;
+  /** Why a stored snapshot was not used although one exists (the whole log was read). */
+  snapshotProblem?: string;
+  /** What was read up to the model builder's position, for the next build to start from. */
+  snapshot?: { position: number; fingerprint: string; encoded: Buffer };
 }
 
 /** Users an item needs to become a model column. */
@@ -29,17 +37,35 @@ const MIN_USERS = 2;
 
 const str = (v: unknown) => (typeof v === 'string' && v !== '' && v !== 'no-consent' ? v : undefined);
 
-/** The training input from every event logged for `environment` so far. */
-export function readTrainingData(store: Store, environment: string, config: EnvironmentConfig): TrainingData {
+/** The settings a pass's weights depend on: a snapshot made under others is not used. */
+export const fingerprintOf = (config: EnvironmentConfig) => JSON.stringify({ eventWeights: config.model.eventWeights, itemTypes: config.itemTypes });
+
+/**
+ * The training input from every event logged for `environment` so far: from the stored
+ * snapshot (model/training-snapshot.ts) and the log after it when there is one to trust, else
+ * from the whole log. `useSnapshot` false reads the whole log (the eval, and tests comparing).
+ */
+export function readTrainingData(store: Store, environment: string, config: EnvironmentConfig, useSnapshot = true): TrainingData {
   const { eventWeights, trained } = config.model;
+  const fingerprint = fingerprintOf(config);
+  const stored = useSnapshot ? readTrainingSnapshot(store, environment, fingerprint) : {};
+  const pass = stored.pass ?? emptyPass();
+  const readFrom = pass.position;
+  const { byUser, deviceUser } = pass;
   const itemIx = new Map<string, number>();
-  const byUser = new Map<string, Map<number, [weight: number, unixSec: number]>>();
-  /** Device → the user it was seen with (first link wins, as in the builder's histories). */
-  const deviceUser = new Map<string, string>();
-  let eventsPosition = 0;
-  let newestSec = 0;
-  for (const { seq, event } of new EventLog(store).after(environment, 0)) {
-    eventsPosition = seq;
+  // Events up to the builder's position have their items indexed (the builder indexes before it
+  // applies): what is read up to there is final and kept for the next build. Past it, an event
+  // whose item has no index yet is skipped now and must be read again next time.
+  const keepUpTo = (store.modelState.get(eventsPositionKey(environment)) as number | undefined) ?? 0;
+  let snapshot: TrainingData['snapshot'];
+  const keep = () => {
+    if (useSnapshot && pass.position > readFrom) snapshot = { position: pass.position, fingerprint, encoded: encodePass(pass) };
+  };
+  let eventsRead = 0;
+  for (const { seq, event } of new EventLog(store).after(environment, readFrom)) {
+    if (seq > keepUpTo && pass.position <= keepUpTo && snapshot === undefined) keep();
+    eventsRead++;
+    pass.position = seq;
     const e = event.e;
     if (EVENT_TYPE_CODES[e.event_type] === undefined) continue;
     const weight = eventWeight(eventWeights, e);
@@ -60,23 +86,32 @@ export function readTrainingData(store: Store, environment: string, config: Envi
     }
     if (ix < 0) continue;
     const unixSec = Math.floor(event.t / 1000);
-    if (unixSec > newestSec) newestSec = unixSec;
+    if (unixSec > pass.newestSec) pass.newestSec = unixSec;
     let items = byUser.get(who);
     if (!items) byUser.set(who, (items = new Map()));
     const seen = items.get(ix);
     if (!seen) items.set(ix, [weight, unixSec]);
     else if (weight >= seen[0]) items.set(ix, [weight, Math.max(unixSec, seen[1])]);
   }
+  if (snapshot === undefined && pass.position <= keepUpTo) keep();
+  const eventsPosition = pass.position;
+  const newestSec = pass.newestSec;
 
+  // Devices join their users on a copy: the pass (and a snapshot of it) keeps them apart, as the
+  // log said them, so later links still find the device's own items.
+  const merged = new Map(byUser);
   for (const [deviceId, userId] of deviceUser) {
-    const device = byUser.get(`d\u0000${deviceId}`);
+    const device = merged.get(`d\u0000${deviceId}`);
     if (!device) continue;
-    byUser.delete(`d\u0000${deviceId}`);
-    const user = byUser.get(`u\u0000${userId}`);
-    if (!user) {
-      byUser.set(`u\u0000${userId}`, device);
+    merged.delete(`d\u0000${deviceId}`);
+    const own = merged.get(`u\u0000${userId}`);
+    if (!own) {
+      merged.set(`u\u0000${userId}`, device);
       continue;
     }
+    // A new map for the user: the pass's own must not change.
+    const user = new Map(own);
+    merged.set(`u\u0000${userId}`, user);
     for (const [ix, seen] of device) {
       const mine = user.get(ix);
       if (!mine) user.set(ix, seen);
@@ -87,7 +122,7 @@ export function readTrainingData(store: Store, environment: string, config: Envi
   // Items of two users or more become the model's columns, most consumed first (the model's
   // dense head is a prefix); ties: lower ix first, for stable builds.
   const users = new Map<number, number>();
-  for (const items of byUser.values()) for (const ix of items.keys()) users.set(ix, (users.get(ix) ?? 0) + 1);
+  for (const items of merged.values()) for (const ix of items.keys()) users.set(ix, (users.get(ix) ?? 0) + 1);
   const ranked = [...users].filter(([, count]) => count >= MIN_USERS).sort((a, b) => b[1] - a[1] || a[0] - b[0]);
   const items = Uint32Array.from(ranked, ([ix]) => ix);
   const column = new Map<number, number>();
@@ -97,7 +132,7 @@ export function readTrainingData(store: Store, environment: string, config: Envi
   const cols: number[] = [];
   const values: number[] = [];
   const halfLife = trained.halfLifeSec;
-  for (const consumed of byUser.values()) {
+  for (const consumed of merged.values()) {
     for (const [ix, [weight, unixSec]] of consumed) {
       const c = column.get(ix);
       if (c === undefined) continue;
@@ -114,5 +149,9 @@ export function readTrainingData(store: Store, environment: string, config: Envi
     rows: { offsets: Uint32Array.from(offsets), cols: Uint32Array.from(cols), values: Float32Array.from(values, (v) => v * scale) },
     users: offsets.length - 1,
     eventsPosition,
+    readFrom,
+    eventsRead,
+    ...(stored.problem ? { snapshotProblem: stored.problem } : {}),
+    ...(snapshot ? { snapshot } : {}),
   };
 }

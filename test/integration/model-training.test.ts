@@ -15,7 +15,7 @@ import type { RankTask } from '../../src/recommend/task.ts';
 import { Store } from '../../src/store/open.ts';
 import { type TrainedModelMeta, trainedCurrentKey } from '../../src/store/trained-model.ts';
 import { getToken } from '../helpers/auth.ts';
-import { view } from '../helpers/events.ts';
+import { postAndApply, view } from '../helpers/events.ts';
 import { assertProblem } from '../helpers/problem.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 
@@ -58,17 +58,9 @@ describe('trained model: rebuild endpoint, atomic switch, failed builds', () => 
     fetch(`${server.url}/api${path}`, { ...init, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', ...init.headers } });
 
   async function postEvents(events: Array<[user: string, item: string]>): Promise<void> {
-    const body = { events: events.map(([user, item]) => view(item, user)) };
-    const res = await fetch(`${server.url}/api/demo/events`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-    assert.equal(res.status, 200, await res.text());
     sent += events.length;
     // The model builder writes histories (what personalized lists seed from) within ~500 ms.
-    for (let i = 0; i < 200; i++) {
-      const health = (await (await fetch(`${server.url}/health`)).json()) as { model_builder: { positions: Record<string, number> } | null };
-      if ((health.model_builder?.positions.demo ?? 0) >= sent) return;
-      await sleep(50);
-    }
-    throw new Error('the model builder did not catch up');
+    await postAndApply(server.url, 'demo', events.map(([user, item]) => view(item, user)), sent);
   }
 
   async function personalized(user: string): Promise<string[]> {
