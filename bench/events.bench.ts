@@ -24,6 +24,7 @@ import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startServer, tempDir } from '../test/helpers/server.ts';
 import { replayThroughBuilder } from './builder-replay.ts';
+import { measureTrainingReads } from './training-read.ts';
 import { failures, parseWrkResult, requestsPerSec, type WrkResult } from './wrk-result.ts';
 import { cpuPerRequest, median, threadTicks } from './wrk-runner.ts';
 
@@ -215,8 +216,13 @@ async function restartRound(dataDir: string, events: number): Promise<{ servingS
   }
 }
 const restart = await restartRound(replayDir, replayEvents);
-rmSync(replayDir, { recursive: true, force: true });
 console.log(`restart with ${replayEvents} events stored: recommendations answered ${restart.servingSec.toFixed(1)} s after spawn, builder at the log's end ${restart.builderSec.toFixed(1)} s (no trained model in this data)`);
+const reads = await measureTrainingReads(replayDir);
+rmSync(replayDir, { recursive: true, force: true });
+console.log(
+  `trained-model build input at ${reads.events} events: the whole log read in ${reads.wholeSec.toFixed(1)} s; ` +
+    `from the snapshot (position ${reads.readFrom}) and the ${reads.tail} events after it in ${reads.resumedSec.toFixed(1)} s`,
+);
 console.log(`rounds ${ROUNDS} × ${SECONDS} s, ${CONNECTIONS} connections${DELAY_MS > 0 ? ` paced by ${DELAY_MS} ms` : ''}, ${EVENTS_PER_REQUEST} events per request, server ${PIN_SERVER ? 'pinned to core 0' : 'unpinned'}, wrk on core 1`);
 if (process.env.BENCH_JSON === '1') {
   for (const row of rows) console.log(JSON.stringify({ ...row, node: process.version, cpu: cpus()[0]?.model }));
