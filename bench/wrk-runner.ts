@@ -25,7 +25,7 @@ const QUIET_RUN_SEC = 60;
 export const DISTURBED_PCT = 10;
 
 const BENCH_DIR = import.meta.dirname;
-const WRK_DIR = join(BENCH_DIR, 'wrk');
+export const WRK_DIR = join(BENCH_DIR, 'wrk');
 /** Whether server and wrk get a core each (false on a single-core machine: figures indicative only). */
 export const PIN = availableParallelism() >= 2;
 /** Core of the server under test (all its threads) and of wrk. */
@@ -63,6 +63,8 @@ export interface WrkRun {
   retries?: number;
   /** Also account the server's CPU per request by thread (cpuPerRequest) over the run. */
   threadCpu?: boolean;
+  /** Start at once: the bench runs another load beside this one on purpose. */
+  beside?: boolean;
 }
 
 export type WrkOutcome = WrkResult & { otherCpuPct: number; threadCpu?: Record<string, number> };
@@ -306,7 +308,7 @@ export function createWrkRunner({ label, calibrateSec, pacedSec }: WrkRunnerOpti
       ...run.args,
     ];
     const [command, args] = pinned(LOAD_CORE, 'wrk', wrkArgs);
-    await waitForQuiet(run.serverPid);
+    if (!run.beside) await waitForQuiet(run.serverPid);
     const otherCpu = cpuWatch(run.serverPid);
     const ticksBefore = run.threadCpu ? threadTicks(run.serverPid) : undefined;
     const proc = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
