@@ -35,11 +35,12 @@ export class EnvironmentModel {
   readonly #reports: ReportState;
   readonly #recent: number[] = [];
 
-  constructor(store: Store, environment: string, config: EnvironmentConfig) {
+  /** `fresh`: nothing of this environment's state was ever written (the builder's position is 0). */
+  constructor(store: Store, environment: string, config: EnvironmentConfig, fresh = false) {
     this.#config = config;
     this.#histories = new HistoryState(store, environment, config.model.historyLength);
     this.#consumed = new ConsumedSets(store, environment);
-    this.#cooccurrence = new CooccurrenceState(store, environment, config.model.maxNeighbours);
+    this.#cooccurrence = new CooccurrenceState(store, environment, config.model.maxNeighbours, fresh);
     this.#popularity = new PopularityState(store, environment);
     this.#reports = new ReportState(store, environment, config.model.attributionWindowSec);
   }
