@@ -25,10 +25,14 @@ export class ConsumedSets {
   readonly #users = new Map<string, ConsumedSet>();
   readonly #devices = new Map<string, ConsumedSet>();
   readonly #dirty = new Set<ConsumedSet>();
+  /** Whether sets may be stored that are not cached: false from a fresh start until a trim (see histories.ts). */
+  #mayExist: boolean;
 
-  constructor(store: Store, env: string) {
+  /** `fresh`: nothing of this environment was ever written (the builder's position is 0). */
+  constructor(store: Store, env: string, fresh = false) {
     this.#store = store;
     this.#env = env;
+    this.#mayExist = !fresh;
   }
 
   /** The set of a user (user id given) or else of a device. */
@@ -38,7 +42,7 @@ export class ConsumedSets {
     let set = cache.get(id);
     if (!set) {
       const key = userId !== undefined ? userConsumedKey(this.#env, userId) : deviceConsumedKey(this.#env, id);
-      const ix = copyU32(this.#store.model.get(key));
+      const ix = this.#mayExist ? copyU32(this.#store.model.get(key)) : new Uint32Array(0);
       set = { key, ix, length: ix.length };
       cache.set(id, set);
     }
@@ -76,8 +80,10 @@ export class ConsumedSets {
 
   /** Drops cached sets (all written) when the cache grows past `max` entries. */
   trim(max: number): void {
+    if (this.#users.size <= max && this.#devices.size <= max) return;
     if (this.#users.size > max) this.#users.clear();
     if (this.#devices.size > max) this.#devices.clear();
+    this.#mayExist = true;
   }
 }
 

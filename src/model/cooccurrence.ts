@@ -176,17 +176,7 @@ export class CooccurrenceState {
     const ix = this.#ix;
     const w = this.#w;
     const keys = this.#keys;
-    let packable = true;
-    for (let s = 0; s < n; s++) {
-      const weight = w[off + s]!;
-      if (!(weight <= MAX_PACKED_WEIGHT && Number.isInteger(weight))) {
-        packable = false;
-        break;
-      }
-      // Ascending keys are weakest first; the higher ix of equal weights has the lower key.
-      keys[s] = weight * TWO_32 + (TWO_32 - 1 - ix[off + s]!);
-    }
-    if (packable) {
+    if (this.#packKeys(off, n)) {
       keys.subarray(0, n).sort();
       for (let s = 0; s < n; s++) {
         const key = keys[n - 1 - s]!;
@@ -204,6 +194,46 @@ export class CooccurrenceState {
       ix[off + s] = sortedIx[s]!;
       w[off + s] = sortedW[s]!;
     }
+  }
+
+  /**
+   * Writes row r in order into `out` at word `at` (store/model.ts layout) without reordering it in
+   * memory, so its table stays valid; rows over the bound were cut (and so sorted) before.
+   */
+  #encodeSorted(r: number, out: Uint32Array, at: number): void {
+    const n = this.#n[r]!;
+    const off = this.#off[r]!;
+    const outW = new Float32Array(out.buffer, (at + 1 + n) * 4, n);
+    out[at] = n;
+    const keys = this.#keys;
+    if (this.#packKeys(off, n)) {
+      keys.subarray(0, n).sort();
+      for (let s = 0; s < n; s++) {
+        const key = keys[n - 1 - s]!;
+        const weight = Math.floor(key / TWO_32);
+        outW[s] = weight;
+        out[at + 1 + s] = TWO_32 - 1 - (key - weight * TWO_32);
+      }
+      return;
+    }
+    this.#sort(r);
+    out.set(this.#ix.subarray(off, off + n), at + 1);
+    for (let s = 0; s < n; s++) outW[s] = this.#w[off + s]!;
+    this.#rehash(r);
+  }
+
+  /** Packs n slots from `off` into sort keys; false when a weight is not an integer the key holds exactly. */
+  #packKeys(off: number, n: number): boolean {
+    const ix = this.#ix;
+    const w = this.#w;
+    const keys = this.#keys;
+    for (let s = 0; s < n; s++) {
+      const weight = w[off + s]!;
+      if (!(weight <= MAX_PACKED_WEIGHT && Number.isInteger(weight))) return false;
+      // Ascending keys are weakest first; the higher ix of equal weights has the lower key.
+      keys[s] = weight * TWO_32 + (TWO_32 - 1 - ix[off + s]!);
+    }
+    return true;
   }
 
   #add(from: number, to: number, weight: number): void {
@@ -260,25 +290,22 @@ export class CooccurrenceState {
    */
   prepareFlush(changed: number[]): () => void {
     const writes: Array<[number, Buffer]> = [];
-    for (const r of this.#dirty) this.#cut(r);
+    const dirty = this.#dirty;
+    for (const r of dirty) if (this.#n[r]! > this.#maxNeighbours) this.#cut(r);
     // One buffer for every row of the flush: an ArrayBuffer per row was most of the encoding's cost.
     let words = 0;
-    for (const r of this.#dirty) words += neighboursWords(this.#n[r]!);
+    for (const r of dirty) words += neighboursWords(this.#n[r]!);
     const out = new Uint32Array(words);
-    const outW = new Float32Array(out.buffer);
     let at = 0;
-    for (const r of this.#dirty) {
+    for (const r of dirty) {
       const n = this.#n[r]!;
-      const off = this.#off[r]!;
       this.#isDirty[r] = 0;
-      out[at] = n;
-      out.set(this.#ix.subarray(off, off + n), at + 1);
-      for (let s = 0; s < n; s++) outW[at + 1 + n + s] = this.#w[off + s]!;
+      this.#encodeSorted(r, out, at);
       writes.push([r, Buffer.from(out.buffer, at * 4, neighboursWords(n) * 4)]);
       at += neighboursWords(n);
       changed.push(r);
     }
-    this.#dirty.length = 0;
+    dirty.length = 0;
     return () => {
       for (const [ix, bytes] of writes) this.#store.model.put(neighboursKey(this.#env, ix), bytes);
     };

@@ -38,8 +38,8 @@ export class EnvironmentModel {
   /** `fresh`: nothing of this environment's state was ever written (the builder's position is 0). */
   constructor(store: Store, environment: string, config: EnvironmentConfig, fresh = false) {
     this.#config = config;
-    this.#histories = new HistoryState(store, environment, config.model.historyLength);
-    this.#consumed = new ConsumedSets(store, environment);
+    this.#histories = new HistoryState(store, environment, config.model.historyLength, fresh);
+    this.#consumed = new ConsumedSets(store, environment, fresh);
     this.#cooccurrence = new CooccurrenceState(store, environment, config.model.maxNeighbours, fresh);
     this.#popularity = new PopularityState(store, environment);
     this.#reports = new ReportState(store, environment, config.model.attributionWindowSec);
