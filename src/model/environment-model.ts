@@ -42,7 +42,7 @@ export class EnvironmentModel {
     this.#consumed = new ConsumedSets(store, environment, fresh);
     this.#cooccurrence = new CooccurrenceState(store, environment, config.model.maxNeighbours, fresh);
     this.#popularity = new PopularityState(store, environment);
-    this.#reports = new ReportState(store, environment, config.model.attributionWindowSec);
+    this.#reports = new ReportState(store, environment, config.model.attributionWindowSec, fresh);
   }
 
   /** The (type, id) of the item an event is about, when the model can use it. */
