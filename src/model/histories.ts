@@ -122,7 +122,7 @@ export class HistoryState {
   /** Encodes what changed since the last flush; the returned function writes it (in a transaction). */
   prepareFlush(): () => void {
     const writes: Array<[Key, Buffer | undefined]> = [];
-    for (const h of this.#dirty) writes.push([h.key, h.entries.length > 0 ? bytesOf(Uint32Array.from(h.entries)) : undefined]);
+    for (const h of this.#dirty) writes.push([h.key, h.entries.length > 0 ? bytesOf(new Uint32Array(h.entries)) : undefined]);
     const links = [...this.#newLinks];
     this.#dirty.clear();
     this.#newLinks.clear();
