@@ -290,7 +290,10 @@ export class CooccurrenceState {
    */
   prepareFlush(changed: number[]): () => void {
     const writes: Array<[number, Buffer]> = [];
-    const dirty = this.#dirty;
+    // In ix order, which is key order: LMDB then walks its leaf pages in order. 90,000 rows put in
+    // random order took ~3.5 us of CPU each, in order ~2 us (and half the wall time); the sort ~1 ms.
+    const dirty = Uint32Array.from(this.#dirty).sort();
+    this.#dirty.length = 0;
     for (const r of dirty) if (this.#n[r]! > this.#maxNeighbours) this.#cut(r);
     // One buffer for every row of the flush: an ArrayBuffer per row was most of the encoding's cost.
     let words = 0;
@@ -305,7 +308,6 @@ export class CooccurrenceState {
       at += neighboursWords(n);
       changed.push(r);
     }
-    dirty.length = 0;
     return () => {
       for (const [ix, bytes] of writes) this.#store.model.put(neighboursKey(this.#env, ix), bytes);
     };

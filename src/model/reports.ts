@@ -81,7 +81,7 @@ export class ReportState {
   /** A/B units known, by day, group and who. */
   readonly #units = new Map<string, Map<string, Map<string, Unit>>>();
   #cachedUnits = 0;
-  /** Units touched since the last flush (their whole new value is written). */
+  /** Units new or changed since the last flush (their whole new value is written). */
   readonly #touchedUnits = new Map<Unit, Key[]>();
   /** Whether clicks and units may be stored that are not cached: false from a fresh start until the cache is dropped. */
   #mayExist: boolean;
@@ -156,21 +156,29 @@ export class ReportState {
     }
   }
 
-  /** The unit of `who` in `group` on the day of `t`, created (and counted as a user) when new. */
-  #unit(dayCounts: PeriodCounts, day: string, group: string, who: string): Unit {
+  /**
+   * The unit of `who` in `group` on the day of `t`, created (and counted as a user) when new. It is
+   * written at the next flush when new or when `changing` (a conversion is added to it): an
+   * impression of a known unit rewrote the same value, ~40,000 puts a flush in a 1M replay.
+   */
+  #unit(dayCounts: PeriodCounts, day: string, group: string, who: string, changing: boolean): Unit {
     let byGroup = this.#units.get(day);
     if (!byGroup) this.#units.set(day, (byGroup = new Map()));
     let byWho = byGroup.get(group);
     if (!byWho) byGroup.set(group, (byWho = new Map()));
     let unit = byWho.get(who);
+    let write = changing;
     if (!unit) {
       const stored = this.#mayExist ? (this.#store.modelState.get(unitKey(this.#env, day, group, who)) as Unit | undefined) : undefined;
       unit = stored ? [stored[0], stored[1]] : [0, 0];
-      if (!stored) this.#bump(dayCounts, 'user_group', group, 'users', 1);
+      if (!stored) {
+        this.#bump(dayCounts, 'user_group', group, 'users', 1);
+        write = true;
+      }
       byWho.set(who, unit);
       this.#cachedUnits++;
     }
-    if (!this.#touchedUnits.has(unit)) this.#touchedUnits.set(unit, unitKey(this.#env, day, group, who));
+    if (write && !this.#touchedUnits.has(unit)) this.#touchedUnits.set(unit, unitKey(this.#env, day, group, who));
     return unit;
   }
 
@@ -197,11 +205,11 @@ export class ReportState {
     const group = str(e.user_group);
     if (IMPRESSIONS.has(type)) {
       this.#count(dayCounts, hourCounts, e, 'impressions');
-      if (who && group) this.#unit(dayCounts, day, group, who);
+      if (who && group) this.#unit(dayCounts, day, group, who, false);
     } else if (CLICKS.has(type)) {
       const itemKey = `${String(e.action_item_type)}${SEP}${String(e.action_item)}`;
       this.#count(dayCounts, hourCounts, e, 'clicks');
-      if (who && group) this.#unit(dayCounts, day, group, who);
+      if (who && group) this.#unit(dayCounts, day, group, who, false);
       if (ix !== undefined) {
         const id = `${day}${SEP}${ix}`;
         this.#clickedItems.set(id, (this.#clickedItems.get(id) ?? 0) + 1);
@@ -229,7 +237,7 @@ export class ReportState {
       const revenue = typeof e.purchased_price === 'number' ? e.purchased_price * amount : 0;
       if (revenue !== 0) this.#count(dayCounts, hourCounts, click, 'revenue', revenue);
       if (!click.user_group || !ids[0]) return;
-      const unit = this.#unit(dayCounts, day, click.user_group, ids[0]);
+      const unit = this.#unit(dayCounts, day, click.user_group, ids[0], true);
       this.#bump(dayCounts, 'user_group', click.user_group, 'revenue_sq', (unit[0] + revenue) ** 2 - unit[0] ** 2);
       unit[0] += revenue;
       if (unit[1] === 0) {

@@ -46,10 +46,13 @@ async function writeLog(dataDir: string): Promise<void> {
   let seed = 5;
   const next = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
   const start = Date.now() - 3 * 3600_000;
+  // Not awaited one by one: lmdb-js batches queued appends into few commits (in order).
+  const appended: Array<Promise<unknown>> = [];
   for (let n = 0; n < EVENTS / 10; n++) {
     const events = batch(next, n);
-    await log.append('demo', events, Buffer.from(JSON.stringify({ events })), start + n * 1000);
+    appended.push(log.append('demo', events, Buffer.from(JSON.stringify({ events })), start + n * 1000));
   }
+  await Promise.all(appended);
   await store.close();
 }
 
@@ -62,8 +65,16 @@ async function build(dataDir: string, stopsMs: number[]): Promise<void> {
     await builder.close();
   }
   const builder = new ModelBuilder(options);
-  while ((builder.stats?.positions.demo ?? 0) < EVENTS) await sleep(20);
-  await builder.close();
+  try {
+    // A deadline below the test's timeout: a builder that never gets there fails the test and is closed.
+    const deadline = Date.now() + 120_000;
+    while ((builder.stats?.positions.demo ?? 0) < EVENTS) {
+      assert.ok(Date.now() < deadline, `builder reached ${builder.stats?.positions.demo} of ${EVENTS} events in 120 s`);
+      await sleep(20);
+    }
+  } finally {
+    await builder.close();
+  }
 }
 
 /** Every key the builder writes (model and model-state), values decoded; positions included. */
@@ -78,7 +89,7 @@ async function dump(dataDir: string): Promise<Map<string, unknown>> {
   return out;
 }
 
-test('a builder stopped and restarted mid-log writes the same state as one that never stopped', { timeout: 180_000 }, async (t) => {
+test('a builder stopped and restarted mid-log writes the same state as one that never stopped', { timeout: 600_000 }, async (t) => {
   const dirs = [tempDir('affinity-restart-'), tempDir('affinity-restart-'), tempDir('affinity-restart-')];
   t.after(() => {
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
