@@ -7,7 +7,7 @@
  * consumed item, one LMDB read per request for a user and one for a device.
  */
 import type { Key } from 'lmdb';
-import { bytesOf, copyU32, deviceConsumedKey, userConsumedKey } from '../store/model.ts';
+import { copyU32, deviceConsumedKey, u32Values, userConsumedKey } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 
 interface ConsumedSet {
@@ -68,8 +68,9 @@ export class ConsumedSets {
 
   /** Encodes what changed since the last flush; the returned function writes it (in a transaction). */
   prepareFlush(): () => void {
-    const writes: Array<[Key, Buffer | undefined]> = [];
-    for (const set of this.#dirty) writes.push([set.key, set.ix.length > 0 ? bytesOf(new Uint32Array(set.ix)) : undefined]);
+    const dirty = [...this.#dirty];
+    const values = u32Values(dirty.map((set) => set.ix));
+    const writes = dirty.map((set, i): [Key, Buffer | undefined] => [set.key, values[i]]);
     this.#dirty.clear();
     return () => {
       for (const [key, bytes] of writes) {

@@ -8,7 +8,7 @@
  */
 import type { Key } from 'lmdb';
 import type { Store } from '../store/open.ts';
-import { bytesOf, copyU32, deviceHistoryKey, userHistoryKey } from '../store/model.ts';
+import { copyU32, deviceHistoryKey, u32Values, userHistoryKey } from '../store/model.ts';
 
 const linkKey = (env: string, deviceId: string) => [env, 'link', deviceId];
 
@@ -121,8 +121,9 @@ export class HistoryState {
 
   /** Encodes what changed since the last flush; the returned function writes it (in a transaction). */
   prepareFlush(): () => void {
-    const writes: Array<[Key, Buffer | undefined]> = [];
-    for (const h of this.#dirty) writes.push([h.key, h.entries.length > 0 ? bytesOf(new Uint32Array(h.entries)) : undefined]);
+    const dirty = [...this.#dirty];
+    const values = u32Values(dirty.map((h) => h.entries));
+    const writes = dirty.map((h, i): [Key, Buffer | undefined] => [h.key, values[i]]);
     const links = [...this.#newLinks];
     this.#dirty.clear();
     this.#newLinks.clear();
