@@ -175,17 +175,7 @@ export class CooccurrenceState {
     const n = this.#n[r]!;
     const ix = this.#ix;
     const w = this.#w;
-    const keys = this.#keys;
-    if (this.#packKeys(off, n)) {
-      keys.subarray(0, n).sort();
-      for (let s = 0; s < n; s++) {
-        const key = keys[n - 1 - s]!;
-        const weight = Math.floor(key / TWO_32);
-        w[off + s] = weight;
-        ix[off + s] = TWO_32 - 1 - (key - weight * TWO_32);
-      }
-      return;
-    }
+    if (this.#sortInto(off, n, ix, off, w, off)) return;
     const order = Array.from({ length: n }, (_, s) => s);
     order.sort((a, b) => w[off + b]! - w[off + a]! || ix[off + a]! - ix[off + b]!);
     const sortedIx = order.map((s) => ix[off + s]!);
@@ -205,25 +195,20 @@ export class CooccurrenceState {
     const off = this.#off[r]!;
     const outW = new Float32Array(out.buffer, (at + 1 + n) * 4, n);
     out[at] = n;
-    const keys = this.#keys;
-    if (this.#packKeys(off, n)) {
-      keys.subarray(0, n).sort();
-      for (let s = 0; s < n; s++) {
-        const key = keys[n - 1 - s]!;
-        const weight = Math.floor(key / TWO_32);
-        outW[s] = weight;
-        out[at + 1 + s] = TWO_32 - 1 - (key - weight * TWO_32);
-      }
-      return;
-    }
+    if (this.#sortInto(off, n, out, at + 1, outW, 0)) return;
     this.#sort(r);
     out.set(this.#ix.subarray(off, off + n), at + 1);
     for (let s = 0; s < n; s++) outW[s] = this.#w[off + s]!;
     this.#rehash(r);
   }
 
-  /** Packs n slots from `off` into sort keys; false when a weight is not an integer the key holds exactly. */
-  #packKeys(off: number, n: number): boolean {
+  /**
+   * Writes the n slots from `off` in order (strongest first, equal weights by lower ix) to
+   * `ixOut` at `ixAt` and `wOut` at `wAt` (which may be the slots themselves), through sort keys
+   * that pack an integer weight above the ix; false, writing nothing, when a weight is not an
+   * integer the key holds exactly.
+   */
+  #sortInto(off: number, n: number, ixOut: Uint32Array, ixAt: number, wOut: Float64Array | Float32Array, wAt: number): boolean {
     const ix = this.#ix;
     const w = this.#w;
     const keys = this.#keys;
@@ -232,6 +217,13 @@ export class CooccurrenceState {
       if (!(weight <= MAX_PACKED_WEIGHT && Number.isInteger(weight))) return false;
       // Ascending keys are weakest first; the higher ix of equal weights has the lower key.
       keys[s] = weight * TWO_32 + (TWO_32 - 1 - ix[off + s]!);
+    }
+    keys.subarray(0, n).sort();
+    for (let s = 0; s < n; s++) {
+      const key = keys[n - 1 - s]!;
+      const weight = Math.floor(key / TWO_32);
+      wOut[wAt + s] = weight;
+      ixOut[ixAt + s] = TWO_32 - 1 - (key - weight * TWO_32);
     }
     return true;
   }

@@ -1,4 +1,4 @@
-// The sorted-as-it-changes rows of model/cooccurrence.ts against a plain model: sums per pair,
+// The rows of model/cooccurrence.ts (unsorted in memory, put in order at a cut and a flush) against a plain model: sums per pair,
 // then each row sorted strongest first (equal weights by lower ix) and cut to maxNeighbours.
 // The cut while adding (at twice the bound) may drop a neighbour that would later have made the
 // top; the model reproduces that rule exactly, so any difference is a bug.
@@ -11,24 +11,7 @@ import { Store } from '../../../src/store/open.ts';
 import { tempDir } from '../../helpers/server.ts';
 
 function modelRows(pairs: Array<[number, number, number]>, max: number): Map<number, Array<[number, number]>> {
-  const rows = new Map<number, Map<number, number>>();
-  const sorted = (row: Map<number, number>) => [...row].sort((a, b) => b[1] - a[1] || a[0] - b[0]);
-  const add = (from: number, to: number, w: number) => {
-    let row = rows.get(from);
-    if (!row) rows.set(from, (row = new Map()));
-    row.set(to, (row.get(to) ?? 0) + w);
-    if (row.size > 2 * max) {
-      const keep = sorted(row).slice(0, max);
-      row.clear();
-      for (const [ix, weight] of keep) row.set(ix, weight);
-    }
-  };
-  for (const [a, b, w] of pairs) {
-    if (a === b) continue;
-    add(a, b, w);
-    add(b, a, w);
-  }
-  return new Map([...rows].map(([ix, row]) => [ix, sorted(row).slice(0, max)]));
+  return flushedModel(new Map(), pairs, max);
 }
 
 test('rows equal a sort of summed pairs, cut to maxNeighbours, over random pairs with ties', async () => {
