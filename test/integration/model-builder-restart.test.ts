@@ -2,21 +2,23 @@
 // that read the log without stopping (every event applied exactly once, nothing lost), and the
 // same as one that starts with nothing written (a fresh environment skips first-touch reads, so a
 // key it should have read would show here). The real builder worker on real LMDB in temp data
-// directories. The catalog has fewer items than maxNeighbours, so no row is cut and the state does
-// not depend on when flushes happen.
+// directories, the builder in processes of its own (test/helpers/build-model.ts). The catalog has
+// fewer items than maxNeighbours, so no row is cut and the state does not depend on when flushes
+// happen.
 import assert from 'node:assert/strict';
 import { cpSync, rmSync } from 'node:fs';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { open } from 'lmdb';
-import { pino } from 'pino';
 import { DEFAULT_CONFIG } from '../../src/config/defaults.ts';
 import type { TrackedEvent } from '../../src/domain/event.ts';
-import { ModelBuilder } from '../../src/model/builder.ts';
 import { EventLog } from '../../src/store/event-log.ts';
 import { Store, storePath } from '../../src/store/open.ts';
 import { tempDir } from '../helpers/server.ts';
 
+const run = promisify(execFile);
 const EVENTS = 30_000;
 const USERS = 300;
 const ITEMS = 60;
@@ -56,25 +58,11 @@ async function writeLog(dataDir: string): Promise<void> {
   await store.close();
 }
 
-/** Runs the builder on `dataDir`, stopping after each of `stopsMs` and starting again, then to the end. */
-async function build(dataDir: string, stopsMs: number[]): Promise<void> {
-  const options = { store: { ...DEFAULT_CONFIG.store, dataDir }, environments: { demo: DEFAULT_CONFIG.environments.demo! }, log: pino({ level: 'silent' }) };
-  for (const ms of stopsMs) {
-    const builder = new ModelBuilder(options);
-    await sleep(ms);
-    await builder.close();
-  }
-  const builder = new ModelBuilder(options);
-  try {
-    // A deadline below the test's timeout: a builder that never gets there fails the test and is closed.
-    const deadline = Date.now() + 120_000;
-    while ((builder.stats?.positions.demo ?? 0) < EVENTS) {
-      assert.ok(Date.now() < deadline, `builder reached ${builder.stats?.positions.demo} of ${EVENTS} events in 120 s`);
-      await sleep(20);
-    }
-  } finally {
-    await builder.close();
-  }
+const BUILD = fileURLToPath(new URL('../helpers/build-model.ts', import.meta.url));
+
+/** Runs the builder on `dataDir` (test/helpers/build-model.ts), stopping after each of `pausesMs` and starting again, then to the end. */
+async function build(dataDir: string, pausesMs: number[]): Promise<void> {
+  await run(process.execPath, ['--import', 'tsx', BUILD, dataDir, String(EVENTS), pausesMs.join(',')]);
 }
 
 /** Every key the builder writes (model and model-state), values decoded; positions included. */
@@ -89,7 +77,7 @@ async function dump(dataDir: string): Promise<Map<string, unknown>> {
   return out;
 }
 
-test('a builder stopped and restarted mid-log writes the same state as one that never stopped', { timeout: 600_000 }, async (t) => {
+test('a builder stopped and restarted mid-log writes the same state as one that never stopped', { timeout: 400_000 }, async (t) => {
   const dirs = [tempDir('affinity-restart-'), tempDir('affinity-restart-'), tempDir('affinity-restart-')];
   t.after(() => {
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
