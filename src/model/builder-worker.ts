@@ -92,8 +92,9 @@ const written: Record<string, number> = {};
 const newestApplied: Record<string, number> = {};
 const newestWritten: Record<string, number> = {};
 for (const [environment, config] of Object.entries(data.environments)) {
-  models.set(environment, new EnvironmentModel(store, environment, config));
   positions[environment] = (store.modelState.get(eventsPositionKey(environment)) as number | undefined) ?? 0;
+  // Position 0: no flush ever wrote this environment's state, so first touches need not read it.
+  models.set(environment, new EnvironmentModel(store, environment, config, positions[environment] === 0));
   written[environment] = positions[environment];
 }
 let changesPosition = (store.modelState.get(CHANGES_POSITION_KEY) as number | undefined) ?? 0;

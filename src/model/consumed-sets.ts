@@ -7,15 +7,17 @@
  * consumed item, one LMDB read per request for a user and one for a device.
  */
 import type { Key } from 'lmdb';
-import { grown } from '../domain/grown.ts';
-import { bytesOf, copyU32, deviceConsumedKey, userConsumedKey } from '../store/model.ts';
+import { copyU32, deviceConsumedKey, u32Values, userConsumedKey } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 
 interface ConsumedSet {
   key: Key;
-  /** Sorted, distinct; `length` of them in use. */
-  ix: Uint32Array;
-  length: number;
+  /**
+   * Sorted, distinct. A plain array of small integers, not a typed array: growing a typed array
+   * per user (8, 16, 32, ... entries) allocated a backing store each time and was ~3% of a
+   * replay plus the GC its external memory drove (issue 12).
+   */
+  ix: number[];
 }
 
 export class ConsumedSets {
@@ -25,10 +27,14 @@ export class ConsumedSets {
   readonly #users = new Map<string, ConsumedSet>();
   readonly #devices = new Map<string, ConsumedSet>();
   readonly #dirty = new Set<ConsumedSet>();
+  /** Whether sets may be stored that are not cached: false from a fresh start until a trim (see histories.ts). */
+  #mayExist: boolean;
 
-  constructor(store: Store, env: string) {
+  /** `fresh`: nothing of this environment was ever written (the builder's position is 0). */
+  constructor(store: Store, env: string, fresh = false) {
     this.#store = store;
     this.#env = env;
+    this.#mayExist = !fresh;
   }
 
   /** The set of a user (user id given) or else of a device. */
@@ -38,8 +44,7 @@ export class ConsumedSets {
     let set = cache.get(id);
     if (!set) {
       const key = userId !== undefined ? userConsumedKey(this.#env, userId) : deviceConsumedKey(this.#env, id);
-      const ix = copyU32(this.#store.model.get(key));
-      set = { key, ix, length: ix.length };
+      set = { key, ix: this.#mayExist ? Array.from(copyU32(this.#store.model.get(key))) : [] };
       cache.set(id, set);
     }
     return set;
@@ -54,17 +59,18 @@ export class ConsumedSets {
   /** A device linked to a user: what it consumed becomes the user's. */
   merge(deviceId: string, userId: string): void {
     const device = this.#set(undefined, deviceId);
-    if (device.length === 0) return;
+    if (device.ix.length === 0) return;
     const user = this.#set(userId, undefined);
-    for (let i = 0; i < device.length; i++) insert(user, device.ix[i]!);
-    device.length = 0;
+    for (let i = 0; i < device.ix.length; i++) insert(user, device.ix[i]!);
+    device.ix.length = 0;
     this.#dirty.add(user).add(device);
   }
 
   /** Encodes what changed since the last flush; the returned function writes it (in a transaction). */
   prepareFlush(): () => void {
-    const writes: Array<[Key, Buffer | undefined]> = [];
-    for (const set of this.#dirty) writes.push([set.key, set.length > 0 ? bytesOf(set.ix.slice(0, set.length)) : undefined]);
+    const dirty = [...this.#dirty];
+    const values = u32Values(dirty.map((set) => set.ix));
+    const writes = dirty.map((set, i): [Key, Buffer | undefined] => [set.key, values[i]]);
     this.#dirty.clear();
     return () => {
       for (const [key, bytes] of writes) {
@@ -76,26 +82,26 @@ export class ConsumedSets {
 
   /** Drops cached sets (all written) when the cache grows past `max` entries. */
   trim(max: number): void {
+    if (this.#users.size <= max && this.#devices.size <= max) return;
     if (this.#users.size > max) this.#users.clear();
     if (this.#devices.size > max) this.#devices.clear();
+    this.#mayExist = true;
   }
 }
 
 /** Inserts into the sorted set; false when it was there. */
 function insert(set: ConsumedSet, ix: number): boolean {
+  const a = set.ix;
   let lo = 0;
-  let hi = set.length;
+  let hi = a.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (set.ix[mid]! < ix) lo = mid + 1;
+    if (a[mid]! < ix) lo = mid + 1;
     else hi = mid;
   }
-  if (lo < set.length && set.ix[lo] === ix) return false;
-  if (set.length === set.ix.length) {
-    set.ix = grown(set.ix, Math.max(8, set.ix.length * 2));
-  }
-  set.ix.copyWithin(lo + 1, lo, set.length);
-  set.ix[lo] = ix;
-  set.length++;
+  if (lo < a.length && a[lo] === ix) return false;
+  a.push(ix);
+  for (let i = a.length - 1; i > lo; i--) a[i] = a[i - 1]!;
+  a[lo] = ix;
   return true;
 }

@@ -35,13 +35,14 @@ export class EnvironmentModel {
   readonly #reports: ReportState;
   readonly #recent: number[] = [];
 
-  constructor(store: Store, environment: string, config: EnvironmentConfig) {
+  /** `fresh`: nothing of this environment's state was ever written (the builder's position is 0). */
+  constructor(store: Store, environment: string, config: EnvironmentConfig, fresh = false) {
     this.#config = config;
-    this.#histories = new HistoryState(store, environment, config.model.historyLength);
-    this.#consumed = new ConsumedSets(store, environment);
-    this.#cooccurrence = new CooccurrenceState(store, environment, config.model.maxNeighbours);
+    this.#histories = new HistoryState(store, environment, config.model.historyLength, fresh);
+    this.#consumed = new ConsumedSets(store, environment, fresh);
+    this.#cooccurrence = new CooccurrenceState(store, environment, config.model.maxNeighbours, fresh);
     this.#popularity = new PopularityState(store, environment);
-    this.#reports = new ReportState(store, environment, config.model.attributionWindowSec);
+    this.#reports = new ReportState(store, environment, config.model.attributionWindowSec, fresh);
   }
 
   /** The (type, id) of the item an event is about, when the model can use it. */

@@ -8,7 +8,7 @@
  */
 import type { Key } from 'lmdb';
 import type { Store } from '../store/open.ts';
-import { bytesOf, copyU32, deviceHistoryKey, userHistoryKey } from '../store/model.ts';
+import { copyU32, deviceHistoryKey, u32Values, userHistoryKey } from '../store/model.ts';
 
 const linkKey = (env: string, deviceId: string) => [env, 'link', deviceId];
 
@@ -28,15 +28,23 @@ export class HistoryState {
   /** Device → linked user; '' caches "not linked" so unlinked devices cost one read, not one per event. */
   readonly #links = new Map<string, string>();
   readonly #newLinks = new Map<string, string>();
+  /**
+   * Whether histories and links may be stored that are not cached: false from a fresh start (the
+   * environment never written) until a trim, so first touches skip the read (issue 12: reads of
+   * keys that did not exist yet were ~5% of a replay).
+   */
+  #mayExist: boolean;
 
-  constructor(store: Store, env: string, historyLength: number) {
+  /** `fresh`: nothing of this environment was ever written (the builder's position is 0). */
+  constructor(store: Store, env: string, historyLength: number, fresh = false) {
     this.#store = store;
     this.#env = env;
     this.#cap = historyLength;
+    this.#mayExist = !fresh;
   }
 
   #read(key: Key): History {
-    return { key, entries: Array.from(copyU32(this.#store.model.get(key))) };
+    return { key, entries: this.#mayExist ? Array.from(copyU32(this.#store.model.get(key))) : [] };
   }
 
   #user(userId: string): History {
@@ -54,7 +62,7 @@ export class HistoryState {
   linkedUser(deviceId: string): string | undefined {
     let user = this.#links.get(deviceId);
     if (user === undefined) {
-      user = (this.#store.modelState.get(linkKey(this.#env, deviceId)) as string | undefined) ?? '';
+      user = this.#mayExist ? ((this.#store.modelState.get(linkKey(this.#env, deviceId)) as string | undefined) ?? '') : '';
       this.#links.set(deviceId, user);
     }
     return user === '' ? undefined : user;
@@ -113,8 +121,9 @@ export class HistoryState {
 
   /** Encodes what changed since the last flush; the returned function writes it (in a transaction). */
   prepareFlush(): () => void {
-    const writes: Array<[Key, Buffer | undefined]> = [];
-    for (const h of this.#dirty) writes.push([h.key, h.entries.length > 0 ? bytesOf(Uint32Array.from(h.entries)) : undefined]);
+    const dirty = [...this.#dirty];
+    const values = u32Values(dirty.map((h) => h.entries));
+    const writes = dirty.map((h, i): [Key, Buffer | undefined] => [h.key, values[i]]);
     const links = [...this.#newLinks];
     this.#dirty.clear();
     this.#newLinks.clear();
@@ -132,7 +141,11 @@ export class HistoryState {
     if (this.#users.size + this.#devices.size > max) {
       this.#users.clear();
       this.#devices.clear();
+      this.#mayExist = true;
     }
-    if (this.#links.size > max) this.#links.clear();
+    if (this.#links.size > max) {
+      this.#links.clear();
+      this.#mayExist = true;
+    }
   }
 }

@@ -68,6 +68,25 @@ export function bytesOf(array: Uint32Array | Float32Array | Uint8Array): Buffer 
   return Buffer.from(array.buffer, array.byteOffset, array.byteLength);
 }
 
+/**
+ * Bytes of each list as u32 values, all in one new buffer: a builder flush encodes tens of
+ * thousands of histories and consumed sets, and an ArrayBuffer each cost an allocation and the
+ * GC of its external memory. Empty lists give undefined (their key is removed).
+ */
+export function u32Values(lists: ReadonlyArray<ArrayLike<number>>): Array<Buffer | undefined> {
+  let words = 0;
+  for (const list of lists) words += list.length;
+  const out = new Uint32Array(words);
+  const values: Array<Buffer | undefined> = [];
+  let at = 0;
+  for (const list of lists) {
+    for (let i = 0; i < list.length; i++) out[at + i] = list[i]!;
+    values.push(list.length > 0 ? Buffer.from(out.buffer, at * 4, list.length * 4) : undefined);
+    at += list.length;
+  }
+  return values;
+}
+
 export interface Neighbours {
   ix: Uint32Array;
   weight: Float32Array;

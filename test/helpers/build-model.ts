@@ -1,0 +1,30 @@
+// Runs the model builder (the real worker, through ModelBuilder) over a data directory's event
+// log, stopping and starting it again after each of the given pauses, then to the log's end.
+// A process of its own: test processes preload test/helpers/openapi-conformance.ts, and worker
+// threads inherit that preload but cannot load TypeScript, so a builder started inside a test
+// process fails at start (and is restarted forever). Usage:
+//   node --import tsx test/helpers/build-model.ts <dataDir> <events> [pauseMs,...]
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pino } from 'pino';
+import { DEFAULT_CONFIG } from '../../src/config/defaults.ts';
+import { ModelBuilder } from '../../src/model/builder.ts';
+
+const [dataDir = '', eventsArg = '0', pausesArg = ''] = process.argv.slice(2);
+const events = Number(eventsArg);
+const pauses = pausesArg === '' ? [] : pausesArg.split(',').map(Number);
+const options = { store: { ...DEFAULT_CONFIG.store, dataDir }, environments: { demo: DEFAULT_CONFIG.environments.demo! }, log: pino({ level: 'error' }) };
+for (const ms of pauses) {
+  const builder = new ModelBuilder(options);
+  await sleep(ms);
+  await builder.close();
+}
+const builder = new ModelBuilder(options);
+// A deadline: a builder that never gets there fails the run instead of hanging it.
+const deadline = Date.now() + 120_000;
+while ((builder.stats?.positions.demo ?? 0) < events && Date.now() < deadline) await sleep(20);
+const reached = builder.stats?.positions.demo ?? 0;
+await builder.close();
+if (reached < events) {
+  console.error(`builder reached ${reached} of ${events} events in 120 s`);
+  process.exit(1);
+}
