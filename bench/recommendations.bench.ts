@@ -309,8 +309,13 @@ function gcPauses(lines: readonly string[]): { serving: number[]; idle: number[]
   return { serving: isolates.filter((i) => i.scavenged).flatMap((i) => i.pauses), idle: isolates.filter((i) => !i.scavenged).flatMap((i) => i.pauses) };
 }
 
+/** The wrk run that posts recommendation requests to `t`. */
+function postRun(t: Pick<Target, 'url' | 'pid'>, token: string, contextFile: string): Omit<WrkRun, 'seconds'> {
+  return { url: t.url, script: 'post-recommendations.lua', args: [token, ENVIRONMENT, String(DATASET.users - 1), contextFile], serverPid: t.pid };
+}
+
 async function measure(t: Pick<Target, 'url' | 'pid'>, token: string, contextFile: string, logs?: string[]): Promise<RoundResult> {
-  const post = { url: t.url, script: 'post-recommendations.lua', args: [token, ENVIRONMENT, String(DATASET.users - 1), contextFile], serverPid: t.pid };
+  const post = postRun(t, token, contextFile);
   await runner.wrk({ ...post, seconds: WARMUP_SEC, retries: 0 }); // JIT and caches; not counted
   const gcFrom = logs?.length ?? 0;
   const peakRun = await runner.wrk({ ...post, seconds: PEAK_SEC, threadCpu: true });
@@ -381,10 +386,10 @@ async function roundAffinity(prepared: Prepared, contextFile: string, contexts: 
     runner.pinProcess(server.proc.pid!, SERVER_CORE);
     const token = await getToken(server, prepared.client);
     const firstRequestMs = await checkResponses(server.url, token, contexts);
-    const measuredRound = await measure({ url: server.url, pid: server.proc.pid! }, token, contextFile, server.logs);
-    const memory = residentMemory(server.proc.pid!);
-    const post = { url: server.url, script: 'post-recommendations.lua', args: [token, ENVIRONMENT, String(DATASET.users - 1), contextFile], serverPid: server.proc.pid! };
-    const beside = await besideBackground({ url: server.url, pid: server.proc.pid! }, token, post);
+    const target = { url: server.url, pid: server.proc.pid! };
+    const measuredRound = await measure(target, token, contextFile, server.logs);
+    const memory = residentMemory(target.pid);
+    const beside = await besideBackground(target, token, postRun(target, token, contextFile));
     return { ...measuredRound, ...memory, beside, startSec, firstRequestMs };
   } finally {
     await server.stop();

@@ -1,8 +1,9 @@
 /**
  * @module model/train-model
  * One build of an environment's trained model, start to finish: read the event log
- * (model/training-data.ts: its snapshot and the log after it, and keep a new snapshot), learn the item weights (model/linear-autoencoder.ts), write them as a
- * new version and switch to it atomically (store/trained-model.ts). A build that fails at any
+ * (model/training-data.ts: its snapshot and the log after it, and keep a new snapshot), learn
+ * the item weights (model/linear-autoencoder.ts), write them as a new version and switch to it
+ * atomically (store/trained-model.ts). A build that fails at any
  * step removes what it wrote and leaves `current`, and so the serving model, unchanged. Runs
  * synchronously and long: only the trainer worker (and the offline eval) call it.
  */
@@ -28,7 +29,8 @@ export interface LogRead {
 
 export type BuildOutcome =
   | { status: 'built'; meta: TrainedModelMeta; readMs: number; trainMs: number; writeMs: number; log: LogRead }
-  | { status: 'skipped'; reason: string };
+  /** `log` is absent when nothing was read (the trained model is disabled). */
+  | { status: 'skipped'; reason: string; log?: LogRead };
 
 /** Builds and switches to a new model; throws (having cleaned up) when the build fails. */
 export function buildTrainedModel(store: Store, environment: string, config: EnvironmentConfig): BuildOutcome {
@@ -42,7 +44,7 @@ export function buildTrainedModel(store: Store, environment: string, config: Env
   // What was read is kept for the next build whatever this one does with it.
   if (data.snapshot) writeTrainingSnapshot(store, environment, data.snapshot.fingerprint, data.snapshot.position, data.snapshot.encoded);
   const n = data.items.length;
-  if (n === 0) return { status: 'skipped', reason: 'no consumption events to learn from' };
+  if (n === 0) return { status: 'skipped', reason: 'no consumption events to learn from', log };
   const options = {
     method: settings.method,
     l2: settings.l2,

@@ -154,11 +154,13 @@ export class ModelTrainer {
       return;
     }
     const stats = this.#stats.get(pending.environment);
+    // Whatever the build did with what it read: a snapshot it could not use is a fault to report.
+    const problem = reply.outcome.log?.snapshotProblem;
+    if (problem) this.#log.warn({ environment: pending.environment, problem }, 'training snapshot not used; the whole event log was read');
     if (stats && reply.outcome.status === 'built') {
       const m = reply.outcome.meta;
       stats.last = { ...m, peakRssBytes: reply.peakRssBytes };
-      const { readFrom, eventsRead, snapshotProblem } = reply.outcome.log;
-      if (snapshotProblem) this.#log.warn({ environment: pending.environment, problem: snapshotProblem }, 'training snapshot not used; the whole event log was read');
+      const { readFrom, eventsRead } = reply.outcome.log;
       this.#log.info({ environment: pending.environment, ...stats.last, logReadFrom: readFrom, eventsRead }, 'trained model built');
     }
     // Before the rebuild's answer: a request ranked after it is ranked by the new version.

@@ -160,9 +160,10 @@ export function readTrainingSnapshot(store: Store, env: string, fingerprint: str
   if (meta.fingerprint !== fingerprint) return {};
   const parts: Buffer[] = [];
   for (let i = 0; i < meta.chunks; i++) {
+    // getBinary returns a copy of its own: concatenated as read.
     const chunk = store.model.getBinary(chunkKey(env, i));
     if (!chunk) return { problem: `training snapshot chunk ${i} of ${meta.chunks} is missing` };
-    parts.push(Buffer.from(chunk));
+    parts.push(chunk);
   }
   const bytes = Buffer.concat(parts);
   if (bytes.length !== meta.bytes || sha256(bytes) !== meta.sha256) return { problem: `training snapshot at position ${meta.position} fails its checksum` };

@@ -12,6 +12,7 @@ import { grown, withRoom } from '../domain/grown.ts';
 import { Catalog } from '../store/catalog.ts';
 import {
   CHANGES_POSITION_KEY,
+  copyU32Into,
   EVENT_TYPE_CODES,
   deviceConsumedKey,
   deviceHistoryKey,
@@ -277,14 +278,10 @@ export class Engine {
     const seeds = this.#seeds;
     seeds.reset(env.view.capacity);
     const stored = (key: string[]) => {
-      // getBinaryFast's buffer is valid until the next read: copied at once into reused memory.
       const bytes = this.#store.model.getBinaryFast(key);
       if (!bytes) return;
-      // `length`, not byteLength: lmdb-js reuses one buffer and sets its length to the value's.
+      const entries = (this.#history = copyU32Into(this.#history, bytes));
       const words = bytes.length >>> 2;
-      this.#history = withRoom(this.#history, words);
-      new Uint8Array(this.#history.buffer, 0, words * 4).set(bytes.subarray(0, words * 4));
-      const entries = this.#history;
       for (let i = 0; i + 2 < words; i += 3) {
         const ix = entries[i]!;
         seeds.markConsumed(ix);

@@ -116,13 +116,13 @@ export function instantiateKernel(wasmPath = KERNEL_PATH): KernelExports {
   }).exports as unknown as KernelExports;
 }
 
-function kernelError(status: number): AppError {
+export function kernelError(status: number): AppError {
   const what = status === STATUS_OUT_OF_MEMORY ? 'out of memory' : status === STATUS_BAD_ARGS ? 'bad arguments' : `status ${status}`;
   return rankerError(`kernel returned ${what}`);
 }
 
 /** Rounds up to 16 bytes; arithmetic, not bitwise, so byte counts past 2^31 stay right. */
-const align16 = (bytes: number) => Math.ceil(bytes / 16) * 16;
+export const align16 = (bytes: number) => Math.ceil(bytes / 16) * 16;
 
 export class WasmRanker implements Ranker {
   #exports: KernelExports;

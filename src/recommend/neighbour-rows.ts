@@ -7,8 +7,8 @@
  * the worker's mark-compacts of 60 ms under load, and a hash lookup per seed. Rows the builder
  * rewrote are dropped (their entries stay until the arena is full, then all rows are read anew).
  */
-import { grown, withRoom } from '../domain/grown.ts';
-import { neighboursKey } from '../store/model.ts';
+import { grown } from '../domain/grown.ts';
+import { copyU32Into, neighboursIn, neighboursKey } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 
 const FIRST_ENTRIES = 1 << 16;
@@ -19,8 +19,8 @@ export class NeighbourRows {
   readonly #rowLength: number;
   readonly #maxEntries: number;
   /** Arena entry where each ix's row starts (−1: not read), and its length. */
-  #start: Int32Array = new Int32Array(0);
-  #length: Uint16Array = new Uint16Array(0);
+  #start = new Int32Array(0);
+  #length = new Uint16Array(0);
   /** The arena: entry e is neighbour ix[e] with weight weight[e]. */
   ix = new Uint32Array(FIRST_ENTRIES);
   weight = new Float32Array(FIRST_ENTRIES);
@@ -39,8 +39,9 @@ export class NeighbourRows {
   /** Where the row of `ix` starts in the arena (its length: lengthOf); read from LMDB on first use. */
   row(ix: number): number {
     if (ix >= this.#start.length) {
-      const size = Math.max(ix + 1, this.#start.length * 2, 1024);
-      this.#start = extend(this.#start, size);
+      const [had, size] = [this.#start.length, Math.max(ix + 1, this.#start.length * 2, 1024)];
+      this.#start = grown(this.#start, size);
+      this.#start.fill(-1, had);
       this.#length = grown(this.#length, size);
     }
     const at = this.#start[ix]!;
@@ -63,18 +64,12 @@ export class NeighbourRows {
 
   #read(ix: number): number {
     const bytes = this.#store.model.getBinaryFast(neighboursKey(this.#environment, ix));
-    // Stored as [n, ix × n, f32 weight × n] (store/model.ts); a short or malformed value reads as empty.
+    // Stored as [n, ix × n, f32 weight × n] (store/model.ts); a malformed value reads as empty.
     let n = 0;
-    if (bytes && bytes.length >= 4) {
-      const words = bytes.length >>> 2;
-      if (words > this.#words.length) {
-        this.#words = withRoom(this.#words, words);
-        this.#floats = new Float32Array(this.#words.buffer);
-      }
-      // `length`, not byteLength: lmdb-js reuses one buffer and sets its length to the value's.
-      new Uint8Array(this.#words.buffer, 0, words * 4).set(bytes.subarray(0, words * 4));
-      const stored = this.#words[0]!;
-      if (words >= 1 + 2 * stored) n = stored;
+    if (bytes) {
+      const words = copyU32Into(this.#words, bytes);
+      if (words !== this.#words) [this.#words, this.#floats] = [words, new Float32Array(words.buffer)];
+      n = neighboursIn(words, bytes.length >>> 2);
     }
     const kept = Math.min(n, this.#rowLength);
     if (this.#used + kept > this.#maxEntries) this.clear();
@@ -94,11 +89,4 @@ export class NeighbourRows {
     this.#length[ix] = kept;
     return start;
   }
-}
-
-/** `array` grown to `size`, the new part −1 (not read). */
-function extend(array: Int32Array, size: number): Int32Array<ArrayBuffer> {
-  const out = new Int32Array(size).fill(-1);
-  out.set(array);
-  return out;
 }

@@ -12,7 +12,8 @@
  * The arena grows by doubling; the scratch, which holds nothing between calls but the zeroed
  * table, moves past it and is zeroed again. It must not read LMDB (trained-scores.ts does).
  */
-import { ABI_VERSION, instantiateKernel, type KernelExports } from './kernel.ts';
+import { ABI_VERSION, align16, instantiateKernel, kernelError, type KernelExports } from './kernel.ts';
+import { rankerError } from './reference-ranker.ts';
 
 // TrainedTop header words (assembly/abi.ts TRAINED_*).
 const SEED_COUNT = 0;
@@ -31,11 +32,9 @@ const MAX = 12;
 const OUT_IX_OFF = 13;
 const OUT_SCORE_OFF = 14;
 const HEADER_WORDS = 15;
-const STATUS_BAD_ARGS = -1;
 
 const MIN_TABLE_BITS = 6;
 const FIRST_ARENA_ENTRIES = 1 << 16;
-const align16 = (bytes: number) => Math.ceil(bytes / 16) * 16;
 
 /** Capacities of the scratch regions, in elements (the table in bits). */
 interface Scratch {
@@ -44,6 +43,29 @@ interface Scratch {
   seeds: number;
   exclude: number;
   out: number;
+}
+
+/** Byte offsets of the scratch regions, in the order of the memory map; `end` is past the header. */
+interface Regions {
+  table: number;
+  used: number;
+  seeds: number;
+  exclude: number;
+  outIx: number;
+  outScore: number;
+  header: number;
+  end: number;
+}
+
+function regionsAt(at: number, s: Scratch): Regions {
+  const table = at;
+  const used = table + 8 * (1 << s.tableBits);
+  const seeds = used + align16(4 * s.used);
+  const exclude = seeds + align16(12 * s.seeds);
+  const outIx = exclude + align16(4 * s.exclude);
+  const outScore = outIx + align16(4 * s.out);
+  const header = outScore + align16(4 * s.out);
+  return { table, used, seeds, exclude, outIx, outScore, header, end: header + align16(4 * HEADER_WORDS) };
 }
 
 export class TrainedKernel {
@@ -57,8 +79,8 @@ export class TrainedKernel {
   #arenaOff = 0;
   #arenaCapacity = 0;
   #arenaUsed = 0;
-  #scratchOff = 0;
   #scratch: Scratch = { tableBits: MIN_TABLE_BITS, used: 0, seeds: 0, exclude: 0, out: 0 };
+  #regions: Regions = regionsAt(0, this.#scratch);
 
   constructor() {
     this.#exports = instantiateKernel();
@@ -75,11 +97,6 @@ export class TrainedKernel {
     this.#arenaUsed = 0;
     this.#layout(FIRST_ARENA_ENTRIES, this.#scratch);
     this.#u32.set(items, this.#base >>> 2);
-  }
-
-  /** Entries in the arena. */
-  get arenaUsed(): number {
-    return this.#arenaUsed;
   }
 
   /** Appends a row's entries (already model columns); returns the first entry's index. */
@@ -124,14 +141,7 @@ export class TrainedKernel {
         out: grow(need.out, max),
       });
     }
-    const s = this.#scratch;
-    const tableOff = this.#scratchOff;
-    const usedOff = tableOff + 8 * (1 << s.tableBits);
-    const seedsOff = usedOff + align16(4 * s.used);
-    const excludeOff = seedsOff + align16(12 * s.seeds);
-    const outIxOff = excludeOff + align16(4 * s.exclude);
-    const outScoreOff = outIxOff + align16(4 * s.out);
-    const header = outScoreOff + align16(4 * s.out);
+    const { table: tableOff, used: usedOff, seeds: seedsOff, exclude: excludeOff, outIx: outIxOff, outScore: outScoreOff, header } = this.#regions;
     const u32 = this.#u32;
     const f32 = this.#f32;
     for (let i = 0, w = seedsOff >>> 2; i < seeds; i++, w += 3) {
@@ -162,18 +172,17 @@ export class TrainedKernel {
     } catch (cause) {
       // Its checks should make a trap impossible; the table may be left dirty, so zero it again.
       this.#layout(this.#arenaCapacity, this.#scratch);
-      throw new Error('trained kernel trapped', { cause });
+      throw rankerError('trained kernel trapped', cause);
     }
-    if (count < 0) throw new Error(count === STATUS_BAD_ARGS ? 'trained kernel: bad arguments' : `trained kernel: status ${count}`);
+    if (count < 0) throw kernelError(count);
     return { ix: u32.subarray(outIxOff >>> 2, (outIxOff >>> 2) + count), score: f32.subarray(outScoreOff >>> 2, (outScoreOff >>> 2) + count) };
   }
 
   /** Places the arena (its entries stay) and a zeroed scratch of these capacities after it. */
   #layout(arenaCapacity: number, scratch: Scratch): void {
-    const scratchOff = this.#arenaOff + align16(8 * arenaCapacity);
-    const scratchBytes = 8 * (1 << scratch.tableBits) + align16(4 * scratch.used) + align16(12 * scratch.seeds) + align16(4 * scratch.exclude) + 2 * align16(4 * scratch.out) + align16(4 * HEADER_WORDS);
-    const status = this.#exports.reserveArena(scratchOff + scratchBytes - this.#base);
-    if (status !== 0) throw new Error(`trained kernel: out of memory for ${arenaCapacity} row entries`);
+    const regions = regionsAt(this.#arenaOff + align16(8 * arenaCapacity), scratch);
+    const status = this.#exports.reserveArena(regions.end - this.#base);
+    if (status !== 0) throw kernelError(status);
     const buffer = this.#exports.memory.buffer;
     if (buffer !== this.#buffer) {
       this.#buffer = buffer;
@@ -182,8 +191,8 @@ export class TrainedKernel {
       this.#u8 = new Uint8Array(buffer);
     }
     this.#arenaCapacity = arenaCapacity;
-    this.#scratchOff = scratchOff;
     this.#scratch = scratch;
-    this.#u8.fill(0, scratchOff, scratchOff + scratchBytes);
+    this.#regions = regions;
+    this.#u8.fill(0, regions.table, regions.end);
   }
 }

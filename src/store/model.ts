@@ -54,6 +54,25 @@ export function copyU32(bytes: Uint8Array | undefined): Uint32Array {
   return out;
 }
 
+/**
+ * The words of a value read with getBinaryFast (whose buffer is valid only until the next read),
+ * copied into `scratch` or, when it is too small, a larger array; their count is
+ * `bytes.length >>> 2` (lmdb-js reuses one buffer and sets its `length`, not its byteLength).
+ * For the ranking workers' per-request reads: no allocation once the scratch has grown.
+ */
+export function copyU32Into(scratch: Uint32Array<ArrayBuffer>, bytes: Uint8Array): Uint32Array<ArrayBuffer> {
+  const words = bytes.length >>> 2;
+  const out = scratch.length >= words ? scratch : new Uint32Array(Math.max(words, 2 * scratch.length));
+  new Uint8Array(out.buffer, 0, words * 4).set(bytes.subarray(0, words * 4));
+  return out;
+}
+
+/** Neighbours in an encoded row of `words` words at the start of `encoded` (0 when malformed). */
+export function neighboursIn(encoded: Uint32Array, words: number): number {
+  const n = words > 0 ? encoded[0]! : 0;
+  return words >= neighboursWords(n) ? n : 0;
+}
+
 export function copyF32(bytes: Uint8Array | undefined): Float32Array {
   const u = copyU32(bytes);
   return new Float32Array(u.buffer, 0, u.length);

@@ -9,7 +9,7 @@ import { createInterface } from 'node:readline';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEFAULT_CONFIG } from '../../../src/config/defaults.ts';
-import { decodePass, encodePass, readTrainingSnapshot } from '../../../src/model/training-snapshot.ts';
+import { decodePass, encodePass, readTrainingSnapshot, writeTrainingSnapshot } from '../../../src/model/training-snapshot.ts';
 import { Store } from '../../../src/store/open.ts';
 import { snapshotPass } from '../../helpers/snapshot-pass.ts';
 import { tempDir } from '../../helpers/server.ts';
@@ -23,6 +23,21 @@ test('a pass decodes to what was encoded; a cut or padded one is refused', () =>
   assert.deepEqual(decodePass(encoded), pass);
   assert.throws(() => decodePass(encoded.subarray(0, encoded.length - 3)), /ends early/);
   assert.throws(() => decodePass(Buffer.concat([encoded, Buffer.from([0])])), /after its end/);
+});
+
+test('a snapshot is used only under the settings it was made with; one under others is no fault', async () => {
+  const dir = tempDir();
+  const store = new Store({ ...DEFAULT_CONFIG.store, dataDir: dir });
+  try {
+    const pass = snapshotPass(5);
+    writeTrainingSnapshot(store, 'demo', 'weights A', pass.position, encodePass(pass));
+    assert.deepEqual(readTrainingSnapshot(store, 'demo', 'weights A').pass, pass);
+    assert.deepEqual(readTrainingSnapshot(store, 'demo', 'weights B'), {});
+    assert.deepEqual(readTrainingSnapshot(store, 'other', 'weights A'), {}, 'another environment has none');
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('kill -9 while a snapshot is rewritten leaves one whole snapshot, never a mix', async (t) => {
