@@ -43,7 +43,7 @@
 
 /** Bumped on any change to the exports, the memory map or the request header. */
 // @ts-ignore: decorator
-@inline export const ABI_VERSION: i32 = 6;
+@inline export const ABI_VERSION: i32 = 7;
 
 // @ts-ignore: decorator
 @inline export const STATUS_BAD_ARGS: i32 = -1;
@@ -157,7 +157,7 @@
 @inline export const REQ_HEADER_WORDS: i32 = 21;
 
 // TrainedTop header: u32 words at the offset given to trainedTop(). *_OFF are byte offsets
-// (4-byte aligned, the table and arena 8-byte aligned) inside memory; counts are element counts.
+// (4-byte aligned, the sums and arena 8-byte aligned) inside memory; counts are element counts.
 // @ts-ignore: decorator
 @inline export const TRAINED_SEED_COUNT: i32 = 0; //    s
 // @ts-ignore: decorator
@@ -167,9 +167,9 @@
 // @ts-ignore: decorator
 @inline export const TRAINED_ARENA_COUNT: i32 = 3; //   pairs in the arena
 // @ts-ignore: decorator
-@inline export const TRAINED_TABLE_OFF: i32 = 4; //     2^bits slots of (column + 1 u32, sum f32), all 0 between calls
+@inline export const TRAINED_SUMS_OFF: i32 = 4; //      per column (stamp u32, sum f32): live in this call when stamp = epoch
 // @ts-ignore: decorator
-@inline export const TRAINED_TABLE_BITS: i32 = 5; //    6..30, and 2 × Σ counts <= 2^bits (never full)
+@inline export const TRAINED_EPOCH: i32 = 5; //         this call's stamp, never 0 (a zeroed slot is never live)
 // @ts-ignore: decorator
 @inline export const TRAINED_USED_OFF: i32 = 6; //      u32[Σ counts] slots filled (scratch)
 // @ts-ignore: decorator

@@ -16,7 +16,7 @@ import { selectTopK } from "./topk";
 import {
   TRAINED_ARENA_COUNT, TRAINED_ARENA_OFF, TRAINED_COLUMNS, TRAINED_EXCLUDE_COUNT, TRAINED_EXCLUDE_OFF,
   TRAINED_HEADER_WORDS, TRAINED_ITEMS_OFF, TRAINED_MAX, TRAINED_OUT_IX_OFF, TRAINED_OUT_SCORE_OFF,
-  TRAINED_SEED_COUNT, TRAINED_SEEDS_OFF, TRAINED_TABLE_BITS, TRAINED_TABLE_OFF, TRAINED_USED_OFF,
+  TRAINED_SEED_COUNT, TRAINED_SEEDS_OFF, TRAINED_EPOCH, TRAINED_SUMS_OFF, TRAINED_USED_OFF,
 } from "./abi";
 import { trainedTopRequest } from "./trained";
 
@@ -146,16 +146,15 @@ function inMemory(off: u32, count: u32, bytes: u32, align: u32): bool {
  * The trained model's best items for one user (trained.ts), on an instance used for that alone:
  * the header (TRAINED_HEADER_WORDS u32, abi.ts) at `req` names the seeds, the row arena, the
  * scratch and the output. Writes up to TRAINED_MAX ix and sums, strongest first, and returns the
- * count, or STATUS_BAD_ARGS (a region outside memory, a seed's rows outside the arena, a table
- * too small for the seeds' entries); nothing is touched then.
+ * count, or STATUS_BAD_ARGS (a region outside memory, a seed's rows outside the arena, epoch 0);
+ * nothing is touched then.
  */
 export function trainedTop(req: usize): i32 {
   if (!inMemory(<u32>req, TRAINED_HEADER_WORDS, 4, 4)) return STATUS_BAD_ARGS;
   const seeds = word(req, TRAINED_SEED_COUNT);
   const seedsOff = word(req, TRAINED_SEEDS_OFF);
   const arenaCount = word(req, TRAINED_ARENA_COUNT);
-  const bits = word(req, TRAINED_TABLE_BITS);
-  if (bits < 6 || bits > 30) return STATUS_BAD_ARGS;
+  if (word(req, TRAINED_EPOCH) == 0) return STATUS_BAD_ARGS;
   if (!inMemory(seedsOff, seeds, 12, 4) || !inMemory(word(req, TRAINED_ARENA_OFF), arenaCount, 8, 8)) return STATUS_BAD_ARGS;
   let total: u64 = 0;
   for (let s: u32 = 0; s < seeds; s++) {
@@ -165,8 +164,8 @@ export function trainedTop(req: usize): i32 {
     if (start + count > <u64>arenaCount) return STATUS_BAD_ARGS;
     total += count;
   }
-  if (total * 2 > (<u64>1 << bits)) return STATUS_BAD_ARGS;
-  if (!inMemory(word(req, TRAINED_TABLE_OFF), <u32>1 << bits, 8, 8) || !inMemory(word(req, TRAINED_USED_OFF), <u32>total, 4, 4)) return STATUS_BAD_ARGS;
+  if (total > <u64>u32.MAX_VALUE) return STATUS_BAD_ARGS;
+  if (!inMemory(word(req, TRAINED_SUMS_OFF), word(req, TRAINED_COLUMNS), 8, 8) || !inMemory(word(req, TRAINED_USED_OFF), <u32>total, 4, 4)) return STATUS_BAD_ARGS;
   if (!inMemory(word(req, TRAINED_EXCLUDE_OFF), word(req, TRAINED_EXCLUDE_COUNT), 4, 4)) return STATUS_BAD_ARGS;
   if (!inMemory(word(req, TRAINED_ITEMS_OFF), word(req, TRAINED_COLUMNS), 4, 4)) return STATUS_BAD_ARGS;
   const max = word(req, TRAINED_MAX);

@@ -126,7 +126,8 @@ describe('trainedTop', () => {
         for (let r = 0; r < newRows; r++) {
           const length = Math.floor(random() * 300);
           // Few distinct weights: equal sums happen, and their order must match too.
-          addRow(model, Array.from({ length }, () => [Math.floor(random() ** 2 * columns), Math.round((random() * 2 - 0.6) * 8) / 8]));
+          // A few entries name no model column (a malformed row): both leave them out.
+          addRow(model, Array.from({ length }, () => [Math.floor(random() ** 2 * columns * (random() < 0.01 ? 3 : 1)), Math.round((random() * 2 - 0.6) * 8) / 8]));
         }
         if (model.rows.length === 0) continue;
         const seeds = Math.floor(random() * 30);
@@ -156,9 +157,12 @@ describe('trainedTop', () => {
     assert.equal(kernel.trainedTop(header), -1);
     words[((base + 256) >>> 2) + 1] = 4;
     assert.equal(kernel.trainedTop(header), 0, 'the same header with the seed inside the arena is run');
-    // A table too small for the entries (2 × 40 > 2^6) is refused.
-    words[(header >>> 2) + 3] = 40;
-    words[((base + 256) >>> 2) + 1] = 40;
+    // Epoch 0 would make every zeroed slot live: refused.
+    words[(header >>> 2) + 5] = 0;
+    assert.equal(kernel.trainedTop(header), -1);
+    words[(header >>> 2) + 5] = 6;
+    // Sums for more columns than memory holds: refused.
+    words[(header >>> 2) + 10] = 0x1000_0000;
     assert.equal(kernel.trainedTop(header), -1);
   });
 });
