@@ -32,7 +32,7 @@ const dayLabel = (i: number) => new Date(today - i * 86_400_000).toISOString().s
 let keys = 0;
 for (let d = 0; d < DAYS; d++) {
   const day = dayLabel(d);
-  await store.root.transaction(() => {
+  await store.modelRoot.transaction(() => {
     const counts: Array<[string, number]> = [];
     for (const [dimension, values] of Object.entries(VALUES)) {
       for (const value of values) {

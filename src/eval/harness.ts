@@ -141,7 +141,7 @@ export async function evaluateSplit(dataset: Dataset, split: Split, environment:
     await trainer.close();
     const t3 = performance.now();
 
-    store.root.resetReadTxn();
+    store.resetReadTxns();
     const engine = new Engine(store, environments);
     // "Now" is just after the data ends, so time decay sees the ages the data had then.
     let nowSec = 0;

@@ -8,7 +8,7 @@
  */
 import { statSync } from 'node:fs';
 import { EVENT_TYPES } from '../domain/event.ts';
-import { storeDataFile } from '../store/open.ts';
+import { modelDataFile, storeDataFile } from '../store/open.ts';
 import { RequestHistogram, type RequestCounts } from './request-histogram.ts';
 import { AggregatorRegistry, Counter, Gauge, Registry, collectDefaultMetrics, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 
@@ -186,16 +186,20 @@ export class ServiceMetrics {
     });
     new Gauge({
       name: 'affinity_lmdb_file_bytes',
-      help: 'Size of the LMDB data file',
+      help: 'Size of the LMDB data files (the main and the model environment together)',
       registers,
       collect() {
         const dir = sources().dataDir;
         if (!dir) return;
-        try {
-          this.set(statSync(storeDataFile(dir)).size);
-        } catch {
-          // Not created yet: no sample.
+        let bytes: number | undefined;
+        for (const file of [storeDataFile(dir), modelDataFile(dir)]) {
+          try {
+            bytes = (bytes ?? 0) + statSync(file).size;
+          } catch {
+            // Not created yet.
+          }
         }
+        if (bytes !== undefined) this.set(bytes);
       },
     });
     new Gauge({

@@ -152,7 +152,7 @@ function flush(withLayout: boolean): void {
   }
   const eventPositions = { ...positions };
   const newest = { ...newestApplied };
-  store.root.transactionSync(() => {
+  store.modelRoot.transactionSync(() => {
     for (const write of writes) write();
     for (const [environment, seq] of Object.entries(eventPositions)) store.modelState.put(eventsPositionKey(environment), seq);
     if (withLayout) store.modelState.put(CHANGES_POSITION_KEY, changes);
@@ -161,7 +161,7 @@ function flush(withLayout: boolean): void {
   // visible to them before it is flushed: see trainer-worker.ts), the ranking workers drop these
   // rows from their caches and read them anew.
   // The positions reported to /health wait for the same, so "applied" means readable.
-  void store.root.flushed.then(() => {
+  void store.modelRoot.flushed.then(() => {
     Object.assign(written, eventPositions);
     Object.assign(newestWritten, newest);
     for (const [environment, changed] of changedRows) {

@@ -38,12 +38,12 @@ parentPort!.on('message', async (message: TrainerRequest) => {
   try {
     if (!config) throw new Error(`environment '${message.environment}' is not configured`);
     // A long synchronous build holds a read snapshot from its start: renew it so it sees every event.
-    store.root.resetReadTxn();
+    store.resetReadTxns();
     const outcome = buildTrainedModel(store, message.environment, config);
     // A transactionSync commit (lmdb-js overlappingSync) is not always visible to other threads'
     // new read snapshots when it returns (seen: a ranking worker read the old `current` after
     // the reply); once flushed it is. The reply, and so the rebuild's 200, waits for that.
-    await store.root.flushed;
+    await store.modelRoot.flushed;
     parentPort!.postMessage({ type: 'result', id: message.id, outcome, peakRssBytes: peakRss() } satisfies TrainerReply);
   } catch (err) {
     const error = err instanceof Error ? err.message : String(err);

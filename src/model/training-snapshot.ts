@@ -139,7 +139,7 @@ const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex
 export function writeTrainingSnapshot(store: Store, env: string, fingerprint: string, position: number, encoded: Buffer): TrainingSnapshotMeta {
   const chunks = Math.ceil(encoded.length / CHUNK_BYTES);
   const meta: TrainingSnapshotMeta = { format: FORMAT, position, fingerprint, bytes: encoded.length, chunks, sha256: sha256(encoded) };
-  store.root.transactionSync(() => {
+  store.modelRoot.transactionSync(() => {
     const previous = store.modelState.get(metaKey(env)) as TrainingSnapshotMeta | undefined;
     for (let i = 0; i < chunks; i++) store.model.put(chunkKey(env, i), encoded.subarray(i * CHUNK_BYTES, (i + 1) * CHUNK_BYTES));
     for (let i = chunks; i < (previous?.chunks ?? 0); i++) store.model.remove(chunkKey(env, i));

@@ -106,7 +106,7 @@ export class RequestCounter {
     // Chained: a flush never starts before the previous one committed, so no count is added twice over.
     this.#flushing = this.#flushing
       .then(() =>
-        this.#store.root.transaction(() => {
+        this.#store.modelRoot.transaction(() => {
           for (const hour of hours) {
             const counts: Array<[string, number]> = [];
             for (const [key, n] of hour.dimensions) counts.push([`${key}${SEP}requests`, n]);

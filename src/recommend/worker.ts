@@ -50,7 +50,7 @@ export default function rankBatch({ deadlineAt, tasks, notices }: RankBatch): Ba
   // lmdb-js renews its read snapshot on a timer, which a Piscina worker waiting on Atomics may
   // not reach between tasks: renew it here, or a batch could miss a write already answered 200.
   // Every notice is appended after its commit, so the renewed snapshot holds what it announces.
-  store.root.resetReadTxn();
+  store.resetReadTxns();
   reader.apply(notices, handlers);
   const now = Date.now();
   const outcomes: BatchOutcome[] = [];

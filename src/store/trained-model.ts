@@ -58,11 +58,11 @@ const ROWS_PER_TRANSACTION = 2048;
  */
 export function writeTrainedVersion(store: Store, env: string, version: number, items: Uint32Array, rows: SparseRows): void {
   const n = items.length;
-  store.root.transactionSync(() => store.model.put(trainedItemsKey(env, version), bytesOf(items)));
+  store.modelRoot.transactionSync(() => store.model.put(trainedItemsKey(env, version), bytesOf(items)));
   const ix = new Uint32Array(rows.cols.length);
   for (let e = 0; e < ix.length; e++) ix[e] = items[rows.cols[e]!]!;
   for (let start = 0; start < n; start += ROWS_PER_TRANSACTION) {
-    store.root.transactionSync(() => {
+    store.modelRoot.transactionSync(() => {
       for (let c = start; c < Math.min(n, start + ROWS_PER_TRANSACTION); c++) {
         const from = rows.offsets[c]!;
         const length = rows.offsets[c + 1]! - from;
@@ -75,7 +75,7 @@ export function writeTrainedVersion(store: Store, env: string, version: number, 
 
 /** Points `current` at a written version in one transaction; returns the version it replaced. */
 export function switchTrainedVersion(store: Store, env: string, meta: TrainedModelMeta): number | undefined {
-  return store.root.transactionSync(() => {
+  return store.modelRoot.transactionSync(() => {
     const previous = readTrainedMeta(store, env)?.version;
     store.modelState.put(trainedCurrentKey(env), meta);
     return previous;
@@ -90,7 +90,7 @@ export function removeTrainedVersions(store: Store, env: string, keep: number | 
     if (typeof version === 'number' && version !== keep) doomed.push(key as unknown[]);
   }
   for (let start = 0; start < doomed.length; start += ROWS_PER_TRANSACTION) {
-    store.root.transactionSync(() => {
+    store.modelRoot.transactionSync(() => {
       for (const key of doomed.slice(start, start + ROWS_PER_TRANSACTION)) store.model.remove(key as never);
     });
   }

@@ -1,9 +1,9 @@
 // Reads what the model builder wrote, in the test process: the data directory's LMDB opened
 // read-only beside the running server, decoded with the layouts of src/store/model.ts (the
 // contract the ranking side reads), never with a copy of them.
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { open, type Database, type RootDatabase } from 'lmdb';
+import { modelStorePath, storePath } from '../../src/store/open.ts';
 import type { Rollup } from '../../src/store/report-keys.ts';
 import {
   copyF32,
@@ -40,10 +40,10 @@ export class ModelReader {
   readonly #state: Database;
   readonly #itemIndex: Database<number>;
 
-  constructor(root: RootDatabase, env: string) {
+  constructor(root: RootDatabase, modelRoot: RootDatabase, env: string) {
     this.#env = env;
-    this.#model = root.openDB({ name: 'model', encoding: 'binary' });
-    this.#state = root.openDB({ name: 'model-state' });
+    this.#model = modelRoot.openDB({ name: 'model', encoding: 'binary' });
+    this.#state = modelRoot.openDB({ name: 'model-state' });
     this.#itemIndex = root.openDB({ name: 'item-index' });
   }
 
@@ -116,13 +116,14 @@ export class ModelReader {
   }
 }
 
-/** Opens the data directory's LMDB read-only, runs `read`, closes. */
+/** Opens the data directory's LMDB environments read-only, runs `read`, closes. */
 export async function readModel<T>(dataDir: string, env: string, read: (model: ModelReader) => T): Promise<T> {
-  const root = open({ path: join(dataDir, 'db'), maxDbs: 16, readOnly: true });
+  const root = open({ path: storePath(dataDir), maxDbs: 16, readOnly: true });
+  const modelRoot = open({ path: modelStorePath(dataDir), maxDbs: 4, readOnly: true });
   try {
-    return read(new ModelReader(root, env));
+    return read(new ModelReader(root, modelRoot, env));
   } finally {
-    await root.close();
+    await Promise.all([root.close(), modelRoot.close()]);
   }
 }
 

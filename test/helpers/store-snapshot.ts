@@ -1,14 +1,26 @@
 // Reads every record of the data directory's LMDB databases in the test process (LMDB allows
 // a second process beside the server), so a test can assert that a rejected request changed
 // nothing at all.
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { open, type Database, type RootDatabase } from 'lmdb';
+import { open, type Database } from 'lmdb';
 import { lastEventSeq } from '../../src/store/event-log.ts';
+import { modelStorePath, storePath } from '../../src/store/open.ts';
 
 const DATABASES = ['items', 'item-index', 'index-items', 'changes', 'clients', 'meta', 'event-ids', 'model-state', 'feeds', 'feed-state', 'imports', 'import-rejects'];
 /** Databases whose values are raw bytes (event batches, model arrays): dumped as hex. */
 const BINARY_DATABASES = ['events', 'model'];
+/** The databases of the model environment (store/open.ts); the others are in the main one. */
+const MODEL_DATABASES = new Set(['model', 'model-state']);
+
+/** Both environments of a data directory, read-only, and a database by name from the right one. */
+function openReadOnly(dataDir: string) {
+  const main = open({ path: storePath(dataDir), maxDbs: 16, readOnly: true });
+  const model = open({ path: modelStorePath(dataDir), maxDbs: 4, readOnly: true });
+  return {
+    db: (name: string, encoding?: 'binary') => (MODEL_DATABASES.has(name) ? model : main).openDB({ name, ...(encoding ? { encoding } : {}) }) as Database,
+    close: () => Promise.all([main.close(), model.close()]),
+  };
+}
 
 /**
  * Records written on their own schedule by background writers that no single request drives,
@@ -32,12 +44,12 @@ const SETTLE_POLL_MS = 10;
  * `model`, `model-state`, `item-index`, `index-items` and `meta` on its own, so a before/after
  * comparison would see changes no request made.
  */
-function builderCaughtUp(root: RootDatabase): boolean {
-  const state = root.openDB({ name: 'model-state' });
-  for (const key of root.openDB({ name: 'changes' }).getKeys({ reverse: true, limit: 1 })) {
+function builderCaughtUp(store: ReturnType<typeof openReadOnly>): boolean {
+  const state = store.db('model-state');
+  for (const key of store.db('changes').getKeys({ reverse: true, limit: 1 })) {
     if (((state.get(['pos', 'changes']) as number | undefined) ?? 0) < (key as number)) return false;
   }
-  const events = root.openDB({ name: 'events', encoding: 'binary' }) as Database<Buffer>;
+  const events = store.db('events', 'binary') as Database<Buffer>;
   let environment: string | undefined;
   for (const key of events.getKeys({ limit: 1 })) environment = (key as [string, number])[0];
   while (environment !== undefined) {
@@ -64,15 +76,15 @@ export async function snapshotStore(dataDir: string): Promise<string> {
   const deadline = Date.now() + SETTLE_TIMEOUT_MS;
   for (;;) {
     // A fresh environment per attempt so every read sees the latest commit of the server.
-    const root = open({ path: join(dataDir, 'db'), maxDbs: 16, readOnly: true });
+    const store = openReadOnly(dataDir);
     try {
-      if (builderCaughtUp(root) || Date.now() >= deadline) {
+      if (builderCaughtUp(store) || Date.now() >= deadline) {
         const dump: Record<string, unknown[]> = {};
         for (const name of DATABASES) {
-          dump[name] = [...root.openDB({ name }).getRange()].filter(({ key }) => !ownedByBackgroundWriter(key)).map(({ key, value }) => [key, value]);
+          dump[name] = [...store.db(name).getRange()].filter(({ key }) => !ownedByBackgroundWriter(key)).map(({ key, value }) => [key, value]);
         }
         for (const name of BINARY_DATABASES) {
-          dump[name] = [...root.openDB({ name, encoding: 'binary' }).getRange()].filter(({ key }) => !ownedByBackgroundWriter(key)).map(({ key, value }) => [
+          dump[name] = [...store.db(name, 'binary').getRange()].filter(({ key }) => !ownedByBackgroundWriter(key)).map(({ key, value }) => [
             key,
             (value as Buffer).toString('hex'),
           ]);
@@ -80,7 +92,7 @@ export async function snapshotStore(dataDir: string): Promise<string> {
         return JSON.stringify(dump);
       }
     } finally {
-      await root.close();
+      await store.close();
     }
     await sleep(SETTLE_POLL_MS);
   }
@@ -88,7 +100,7 @@ export async function snapshotStore(dataDir: string): Promise<string> {
 
 /** Every change-feed record, oldest first. */
 export async function readChanges(dataDir: string): Promise<Array<Record<string, unknown>>> {
-  const root = open({ path: join(dataDir, 'db'), maxDbs: 16, readOnly: true });
+  const root = open({ path: storePath(dataDir), maxDbs: 16, readOnly: true });
   try {
     return [...root.openDB({ name: 'changes' }).getRange()].map(({ value }) => value as Record<string, unknown>);
   } finally {

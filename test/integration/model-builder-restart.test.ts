@@ -15,7 +15,7 @@ import { open } from 'lmdb';
 import { DEFAULT_CONFIG } from '../../src/config/defaults.ts';
 import type { TrackedEvent } from '../../src/domain/event.ts';
 import { EventLog } from '../../src/store/event-log.ts';
-import { Store, storePath } from '../../src/store/open.ts';
+import { modelStorePath, Store } from '../../src/store/open.ts';
 import { tempDir } from '../helpers/server.ts';
 
 const run = promisify(execFile);
@@ -67,7 +67,7 @@ async function build(dataDir: string, pausesMs: number[]): Promise<void> {
 
 /** Every key the builder writes (model and model-state), values decoded; positions included. */
 async function dump(dataDir: string): Promise<Map<string, unknown>> {
-  const root = open({ path: storePath(dataDir), maxDbs: 16, readOnly: true });
+  const root = open({ path: modelStorePath(dataDir), maxDbs: 4, readOnly: true });
   const out = new Map<string, unknown>();
   for (const name of ['model', 'model-state']) {
     const db = root.openDB({ name, encoding: name === 'model' ? 'binary' : 'msgpack' });

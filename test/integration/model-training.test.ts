@@ -5,14 +5,13 @@
 // 500 model-build-failed while the previous version keeps serving. What is stored is read back
 // from the data directory's LMDB, read-only, in the layouts of src/store/trained-model.ts.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { open } from 'lmdb';
 import { DEFAULT_CONFIG } from '../../src/config/defaults.ts';
 import { Engine } from '../../src/recommend/engine.ts';
 import type { RankTask } from '../../src/recommend/task.ts';
-import { Store } from '../../src/store/open.ts';
+import { modelStorePath, Store } from '../../src/store/open.ts';
 import { type TrainedModelMeta, trainedCurrentKey } from '../../src/store/trained-model.ts';
 import { getToken } from '../helpers/auth.ts';
 import { postAndApply, view } from '../helpers/events.ts';
@@ -90,7 +89,7 @@ describe('trained model: rebuild endpoint, atomic switch, failed builds', () => 
 
   /** The stored trained-model state: `current` and the versions that have rows (a fresh read snapshot). */
   async function stored(): Promise<{ current: TrainedModelMeta | undefined; versions: number[] }> {
-    const root = open({ path: join(server.dataDir, 'db'), maxDbs: 16, readOnly: true });
+    const root = open({ path: modelStorePath(server.dataDir), maxDbs: 4, readOnly: true });
     try {
       root.resetReadTxn();
       const current = root.openDB({ name: 'model-state' }).get(trainedCurrentKey('demo')) as TrainedModelMeta | undefined;
@@ -194,7 +193,7 @@ describe('trained model: rebuild endpoint, atomic switch, failed builds', () => 
       await postEvents(events);
       const res = await rebuild();
       assert.equal(((await res.json()) as Rebuilt).version, 3);
-      store.root.resetReadTxn();
+      store.resetReadTxns();
       engine.modelChanged({ kind: 'model', environment: 'demo' });
       assert.deepEqual(listsOf(engine.recommend(task())), before, 'no sync yet: every list still ranked by version 2');
       engine.sync(Date.now());

@@ -32,7 +32,7 @@ test('rows equal a sort of summed pairs, cut to maxNeighbours, over random pairs
       state.addPair(a, b, w);
     }
     const changed: number[] = [];
-    store.root.transactionSync(state.prepareFlush(changed));
+    store.modelRoot.transactionSync(state.prepareFlush(changed));
     const touched = new Set(pairs.filter(([a, b]) => a !== b).flatMap(([a, b]) => [a, b]));
     assert.deepEqual(new Set(changed), touched, 'every rewritten row is reported for the ranking workers');
     for (const [ix, expected] of modelRows(pairs, max)) {
@@ -65,7 +65,7 @@ test('fractional and large weights, flushed every few hundred pairs, equal the p
       pairs.push([a, b, w]);
       state.addPair(a, b, w);
       if (i % 350 === 349 || i === 3999) {
-        store.root.transactionSync(state.prepareFlush([]));
+        store.modelRoot.transactionSync(state.prepareFlush([]));
         // What the last flush kept is where the next interval's rows start.
         expected = flushedModel(expected, pairs, max);
         pairs = [];

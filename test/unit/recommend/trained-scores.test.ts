@@ -32,17 +32,17 @@ test('a new version is read ahead in column order within the time given, then se
     const weights = Float32Array.from({ length: 2 * ITEMS }, (_, e) => (e & 1 ? 0.5 : 1));
     writeTrainedVersion(store, 'demo', 1, items, { offsets, cols, weights } as Parameters<typeof writeTrainedVersion>[4]);
     switchTrainedVersion(store, 'demo', { version: 1, items: ITEMS, method: 'dlae', users: 1, interactions: 1, eventsPosition: 1, builtAt: Date.now(), buildMs: 1, memoryBytes: 1 });
-    store.root.resetReadTxn();
+    store.resetReadTxns();
 
     const scores = new TrainedScores(store, view, ENVIRONMENT_DEFAULTS.model.trained);
     scores.refresh();
     assert.equal(scores.version, 1);
     scores.warm(performance.now() - 1); // no time at all: one slice of rows, the first columns'
     // Every stored row gone: only what was read ahead can still answer.
-    await store.root.transaction(() => {
+    await store.modelRoot.transaction(() => {
       for (let c = 0; c < ITEMS; c++) store.model.remove(trainedRowKey('demo', 1, items[c]!));
     });
-    store.root.resetReadTxn();
+    store.resetReadTxns();
     const neighbours = (c: number) => {
       const top = scores.forItem(items[c]!, [], 5);
       return top ? [...top.ix] : [];
@@ -55,13 +55,13 @@ test('a new version is read ahead in column order within the time given, then se
     // A new version starts over; given time, it reads every row ahead.
     writeTrainedVersion(store, 'demo', 2, items, { offsets, cols, weights } as Parameters<typeof writeTrainedVersion>[4]);
     switchTrainedVersion(store, 'demo', { version: 2, items: ITEMS, method: 'dlae', users: 1, interactions: 1, eventsPosition: 1, builtAt: Date.now(), buildMs: 1, memoryBytes: 1 });
-    store.root.resetReadTxn();
+    store.resetReadTxns();
     scores.refresh();
     scores.warm(Infinity);
-    await store.root.transaction(() => {
+    await store.modelRoot.transaction(() => {
       for (let c = 0; c < ITEMS; c++) store.model.remove(trainedRowKey('demo', 2, items[c]!));
     });
-    store.root.resetReadTxn();
+    store.resetReadTxns();
     for (const c of [0, 100, ITEMS - 1]) assert.deepEqual(neighbours(c), [items[(c + 1) % ITEMS], items[(c + 2) % ITEMS]], `column ${c} served from memory`);
   } finally {
     await store.close();
