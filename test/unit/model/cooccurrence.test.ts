@@ -10,6 +10,7 @@ import { CooccurrenceState } from '../../../src/model/cooccurrence.ts';
 import { eventWeight } from '../../../src/model/event-weight.ts';
 import { decodeNeighbours, neighboursKey } from '../../../src/store/model.ts';
 import { Store } from '../../../src/store/open.ts';
+import { withModelStore, storedModel } from '../../helpers/model-store.ts';
 import { tempDir } from '../../helpers/server.ts';
 
 function modelRows(pairs: Array<[number, number, number]>, max: number): Map<number, Array<[number, number]>> {
@@ -108,22 +109,13 @@ function flushedModel(before: Map<number, Array<[number, number]>>, pairs: Array
   return new Map([...rows].map(([ix, row]) => [ix, sorted(rounded(row)).slice(0, max)]));
 }
 
-/** Every stored row, as hex, by key. */
-function storedRows(store: Store): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const { key, value } of store.model.getRange({})) out.set(JSON.stringify(key), Buffer.from(value).toString('hex'));
-  return out;
-}
-
 /**
  * Adds pairs weighted as the builder weighs events (model/event-weight.ts: fractional type weights
  * times an import's own weight, so sums are not exact in f32), flushing every 97 pairs; after each
  * flush `between` may trim or replace the state. Returns the stored rows.
  */
-async function fractionalRun(between: 'nothing' | 'trim' | 'restart'): Promise<Map<string, string>> {
-  const dir = tempDir();
-  const store = new Store({ dataDir: dir, mapSizeBytes: 64 * 1024 ** 2 });
-  try {
+function fractionalRun(between: 'nothing' | 'trim' | 'restart'): Promise<Map<string, unknown>> {
+  return withModelStore((store) => {
     let seed = 23;
     const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
     const weights = { detail_pageview: 0.3, item_interaction: 1.1, purchase: 2.7 };
@@ -140,11 +132,8 @@ async function fractionalRun(between: 'nothing' | 'trim' | 'restart'): Promise<M
       // Not fresh: its rows are read back from LMDB, as after a builder restart.
       if (between === 'restart') state = new CooccurrenceState(store, 'demo', max);
     }
-    return storedRows(store);
-  } finally {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
+    return storedModel(store);
+  });
 }
 
 test('with fractional event weights, a state restarted after every flush stores the same rows as one never restarted', async () => {
@@ -161,9 +150,7 @@ test('trim(0) after every flush (rows read back from LMDB) stores the same rows 
 });
 
 test('a row past the bound is cut to its strongest neighbours, at twice the bound while adding and at a flush', async () => {
-  const dir = tempDir();
-  const store = new Store({ dataDir: dir, mapSizeBytes: 64 * 1024 ** 2 });
-  try {
+  await withModelStore((store) => {
     const state = new CooccurrenceState(store, 'demo', 2, true);
     const row = (ix: number) => {
       const stored = decodeNeighbours(store.model.get(neighboursKey('demo', ix)));
@@ -185,21 +172,13 @@ test('a row past the bound is cut to its strongest neighbours, at twice the boun
     store.root.transactionSync(state.prepareFlush([]));
     assert.deepEqual(row(0), [[1, 3.5], [2, 3.5]]);
     assert.deepEqual(row(4), [[0, 3]]);
-  } finally {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });
 
 test("maxNeighbours up to the schema's 10,000 is accepted; one whose rows outgrow u16 table entries is refused", async () => {
-  const dir = tempDir();
-  const store = new Store({ dataDir: dir, mapSizeBytes: 64 * 1024 ** 2 });
-  try {
+  await withModelStore((store) => {
     new CooccurrenceState(store, 'demo', 10_000);
     new CooccurrenceState(store, 'demo', 32_767);
     assert.throws(() => new CooccurrenceState(store, 'demo', 32_768), RangeError);
-  } finally {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });

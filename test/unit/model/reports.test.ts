@@ -1,32 +1,20 @@
 // model/reports.ts on real LMDB: a click repeated before a flush is stored once with its latest
 // memory, and counters stay exact across flushes that drop the counter slot registry.
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { test } from 'node:test';
 import type { TrackedEvent } from '../../../src/domain/event.ts';
 import { ReportState } from '../../../src/model/reports.ts';
-import { Store } from '../../../src/store/open.ts';
+import type { Store } from '../../../src/store/open.ts';
 import { dayOf, rollupKey, type Rollup } from '../../../src/store/report-keys.ts';
-import { tempDir } from '../../helpers/server.ts';
+import { withModelStore } from '../../helpers/model-store.ts';
 
 const T = Date.UTC(2026, 0, 5, 10);
 const item = { action_item_type: 'article', action_item: 'a1' };
 
-async function withStore(run: (store: Store) => void | Promise<void>): Promise<void> {
-  const dir = tempDir();
-  const store = new Store({ dataDir: dir, mapSizeBytes: 64 * 1024 ** 2 });
-  try {
-    await run(store);
-  } finally {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 const rollup = (store: Store) => store.modelState.get(rollupKey('demo', 'd', dayOf(T), 'builder')) as Rollup;
 
 test('a click repeated before a flush is stored once, as its latest, and a purchase after a restart is attributed to it', async () => {
-  await withStore((store) => {
+  await withModelStore((store) => {
     const reports = new ReportState(store, 'demo', 3600, true);
     const click = (list: string, t: number) =>
       reports.add({ event_type: 'click_on_recommendation', user_id: 'u1', list_name: list, ...item } as TrackedEvent, t);
@@ -45,7 +33,7 @@ test('a click repeated before a flush is stored once, as its latest, and a purch
 });
 
 test('counts stay exact across a flush that drops the slot registry (over 10,000 list names)', async () => {
-  await withStore((store) => {
+  await withModelStore((store) => {
     const reports = new ReportState(store, 'demo', 3600, true);
     const impression = (list: string) => reports.add({ event_type: 'impression', list_name: list, ...item } as TrackedEvent, T);
     for (let i = 0; i < 12_000; i++) impression(`list${i}`);
