@@ -23,3 +23,33 @@ export function storedModel(store: Store): Map<string, unknown> {
   for (const { key, value } of store.modelState.getRange({})) out.set(`model-state ${JSON.stringify(key)}`, value);
   return out;
 }
+
+/** A builder cache (model/histories.ts, model/consumed-sets.ts): flushed, then maybe trimmed. */
+interface FlushedCache {
+  prepareFlush(): () => void;
+  trim(max: number): void;
+}
+
+/**
+ * What `step` (called for i = 1..steps) stores through the cache `make` returns on a fresh store,
+ * flushed every 40 steps; with `trim`, the cache is dropped (trim(0)) after every flush, so later
+ * touches read back what was stored.
+ */
+export function storedWithFlushes<C extends FlushedCache>(make: (store: Store) => C, steps: number, step: (cache: C, i: number) => void, trim: boolean): Promise<Map<string, unknown>> {
+  return withModelStore((store) => {
+    const cache = make(store);
+    for (let i = 1; i <= steps; i++) {
+      step(cache, i);
+      if (i % 40 !== 0) continue;
+      store.root.transactionSync(cache.prepareFlush());
+      if (trim) cache.trim(0);
+    }
+    return storedModel(store);
+  });
+}
+
+/** Whether a key of `stored` contains `part` (such as '"cd"'): a run wrote the kind of record it is meant to test. */
+export function hasRecord(stored: Map<string, unknown>, part: string): boolean {
+  for (const key of stored.keys()) if (key.includes(part)) return true;
+  return false;
+}
