@@ -6,14 +6,16 @@
  * issue 12), unsorted, each with a small open-addressing table from neighbour to slot, so a pair
  * update is a hash probe and an add. A row is put in order (strongest first, equal weights by
  * lower ix) only where order matters: when it reaches twice `maxNeighbours` and is cut back to
- * its strongest `maxNeighbours`, and at a flush, where it is cut to what is written (store/model.ts
- * layout), so a restart resumes from exactly the state it would have kept. Keeping every row
- * sorted as it changed (indexOf over up to 401 entries, binary search, copyWithin) was ~22% of
- * the builder's time at a 1M-event replay.
+ * its strongest `maxNeighbours`, and at a flush, where its weights are rounded to the f32 that is
+ * stored and it is cut to what is written (store/model.ts layout). Memory then equals LMDB, so a
+ * restart (or a trim) resumes from exactly the state an uninterrupted builder keeps: with f64
+ * sums kept past the flush, fractional weights drifted apart from the stored f32 ones. Keeping
+ * every row sorted as it changed (indexOf over up to 401 entries, binary search, copyWithin) was
+ * ~22% of the builder's time at a 1M-event replay.
  */
 import { grown } from '../domain/grown.ts';
 import type { Store } from '../store/open.ts';
-import { decodeNeighbours, neighboursKey, neighboursWords } from '../store/model.ts';
+import { copyU32Into, encodeNeighboursInto, neighboursIn, neighboursKey, neighboursWords } from '../store/model.ts';
 
 const FIRST_CAPACITY = 8;
 /** Not loaded (row metadata). */
@@ -24,6 +26,8 @@ const TWO_32 = 4294967296;
 const MAX_PACKED_WEIGHT = 2 ** 21 - 1;
 /** Fibonacci hashing multiplier (2^32 / golden ratio) as an i32. */
 const HASH_MUL = -1640531535;
+/** Most slots a row's u16 table entries (slot + 1) can name; config/schema.ts caps maxNeighbours at 10,000 (20,001 slots). */
+const MAX_ROW_SLOTS = 0xffff;
 
 export class CooccurrenceState {
   readonly #store: Store;
@@ -53,8 +57,21 @@ export class CooccurrenceState {
   #tableUsed = 0;
   /** Free blocks per class, as (off, toff) pairs. */
   #free: number[][] = [];
-  /** Sort scratch. */
-  #keys = new Float64Array(0);
+  // Sort scratch, one row long (reused: no array per sorted row).
+  readonly #keys: Float64Array;
+  readonly #order: Uint32Array;
+  readonly #sortedIx: Uint32Array;
+  readonly #sortedW: Float64Array;
+  /** Heap offset of the row the comparator sort is ordering. */
+  #sortOff = 0;
+  /** Strongest first, equal weights by lower ix; made once, not a closure per sort. */
+  readonly #bySlot = (a: number, b: number): number => {
+    const off = this.#sortOff;
+    return this.#w[off + b]! - this.#w[off + a]! || this.#ix[off + a]! - this.#ix[off + b]!;
+  };
+  /** A stored row's words, copied from LMDB's reused buffer when a row is loaded. */
+  #words = new Uint32Array(256);
+  #floats = new Float32Array(this.#words.buffer);
 
   /** `fresh`: nothing of this environment was ever written (the builder's position is 0). */
   constructor(store: Store, env: string, maxNeighbours: number, fresh = false) {
@@ -64,6 +81,7 @@ export class CooccurrenceState {
     this.#mayExist = !fresh;
     // One slot beyond twice the bound: a full row is cut back before the next new neighbour.
     const maxCapacity = 2 * maxNeighbours + 1;
+    if (maxCapacity > MAX_ROW_SLOTS) throw new RangeError(`maxNeighbours ${maxNeighbours} is over ${(MAX_ROW_SLOTS - 1) / 2}: row tables hold u16 slots`);
     for (let cap = FIRST_CAPACITY; ; cap *= 2) {
       const c = Math.min(cap, maxCapacity);
       this.#classCap.push(c);
@@ -74,6 +92,9 @@ export class CooccurrenceState {
       if (c === maxCapacity) break;
     }
     this.#keys = new Float64Array(maxCapacity);
+    this.#order = new Uint32Array(maxCapacity);
+    this.#sortedIx = new Uint32Array(maxCapacity);
+    this.#sortedW = new Float64Array(maxCapacity);
   }
 
   #ensureRows(ix: number): void {
@@ -138,15 +159,20 @@ export class CooccurrenceState {
 
   /** Loads row r (from LMDB when it may exist) into a block of its size. */
   #load(r: number): void {
-    const stored = this.#mayExist ? decodeNeighbours(this.#store.model.get(neighboursKey(this.#env, r))) : undefined;
-    const n = stored ? stored.ix.length : 0;
+    const bytes = this.#mayExist ? this.#store.model.getBinaryFast(neighboursKey(this.#env, r)) : undefined;
+    let n = 0;
+    if (bytes) {
+      const words = copyU32Into(this.#words, bytes);
+      if (words !== this.#words) [this.#words, this.#floats] = [words, new Float32Array(words.buffer)];
+      n = neighboursIn(words, bytes.length >>> 2);
+    }
     let cls = 0;
     while (this.#classCap[cls]! < n) cls++;
     this.#alloc(r, cls);
-    if (stored && n > 0) {
-      const off = this.#off[r]!;
-      this.#ix.set(stored.ix, off);
-      for (let i = 0; i < n; i++) this.#w[off + i] = stored.weight[i]!;
+    const off = this.#off[r]!;
+    for (let i = 0; i < n; i++) {
+      this.#ix[off + i] = this.#words[1 + i]!;
+      this.#w[off + i] = this.#floats[1 + n + i]!;
     }
     this.#n[r] = n;
     if (n > 0) this.#rehash(r);
@@ -166,66 +192,56 @@ export class CooccurrenceState {
   }
 
   /**
-   * Puts row r's slots in order: strongest first, equal weights by lower ix. Integer weights (the
-   * configured ones, and their sums) are packed with the ix into one f64 and sorted natively; others
-   * take a comparator sort. Leaves the table stale: the caller rehashes.
+   * Writes row r's slots in order (strongest first, equal weights by lower ix) to #sortedIx and
+   * #sortedW, leaving the row itself (and so its table) as it was. Integer weights (the configured
+   * ones, and their sums) are packed with the ix into one f64 key and sorted natively; others take
+   * a comparator sort of slot numbers.
    */
-  #sort(r: number): void {
+  #sortRow(r: number): void {
     const off = this.#off[r]!;
     const n = this.#n[r]!;
     const ix = this.#ix;
     const w = this.#w;
-    if (this.#sortInto(off, n, ix, off, w, off)) return;
-    const order = Array.from({ length: n }, (_, s) => s);
-    order.sort((a, b) => w[off + b]! - w[off + a]! || ix[off + a]! - ix[off + b]!);
-    const sortedIx = order.map((s) => ix[off + s]!);
-    const sortedW = order.map((s) => w[off + s]!);
-    for (let s = 0; s < n; s++) {
-      ix[off + s] = sortedIx[s]!;
-      w[off + s] = sortedW[s]!;
-    }
-  }
-
-  /**
-   * Writes row r in order into `out` at word `at` (store/model.ts layout) without reordering it in
-   * memory, so its table stays valid; rows over the bound were cut (and so sorted) before.
-   */
-  #encodeSorted(r: number, out: Uint32Array, at: number): void {
-    const n = this.#n[r]!;
-    const off = this.#off[r]!;
-    const outW = new Float32Array(out.buffer, (at + 1 + n) * 4, n);
-    out[at] = n;
-    if (this.#sortInto(off, n, out, at + 1, outW, 0)) return;
-    this.#sort(r);
-    out.set(this.#ix.subarray(off, off + n), at + 1);
-    for (let s = 0; s < n; s++) outW[s] = this.#w[off + s]!;
-    this.#rehash(r);
-  }
-
-  /**
-   * Writes the n slots from `off` in order (strongest first, equal weights by lower ix) to
-   * `ixOut` at `ixAt` and `wOut` at `wAt` (which may be the slots themselves), through sort keys
-   * that pack an integer weight above the ix; false, writing nothing, when a weight is not an
-   * integer the key holds exactly.
-   */
-  #sortInto(off: number, n: number, ixOut: Uint32Array, ixAt: number, wOut: Float64Array | Float32Array, wAt: number): boolean {
-    const ix = this.#ix;
-    const w = this.#w;
+    const outIx = this.#sortedIx;
+    const outW = this.#sortedW;
     const keys = this.#keys;
-    for (let s = 0; s < n; s++) {
+    let packed = true;
+    for (let s = 0; s < n && packed; s++) {
       const weight = w[off + s]!;
-      if (!(weight <= MAX_PACKED_WEIGHT && Number.isInteger(weight))) return false;
+      packed = weight <= MAX_PACKED_WEIGHT && Number.isInteger(weight);
       // Ascending keys are weakest first; the higher ix of equal weights has the lower key.
       keys[s] = weight * TWO_32 + (TWO_32 - 1 - ix[off + s]!);
     }
-    keys.subarray(0, n).sort();
-    for (let s = 0; s < n; s++) {
-      const key = keys[n - 1 - s]!;
-      const weight = Math.floor(key / TWO_32);
-      wOut[wAt + s] = weight;
-      ixOut[ixAt + s] = TWO_32 - 1 - (key - weight * TWO_32);
+    if (packed) {
+      keys.subarray(0, n).sort();
+      for (let s = 0; s < n; s++) {
+        const key = keys[n - 1 - s]!;
+        const weight = Math.floor(key / TWO_32);
+        outW[s] = weight;
+        outIx[s] = TWO_32 - 1 - (key - weight * TWO_32);
+      }
+      return;
     }
-    return true;
+    const order = this.#order;
+    for (let s = 0; s < n; s++) order[s] = s;
+    this.#sortOff = off;
+    order.subarray(0, n).sort(this.#bySlot);
+    for (let s = 0; s < n; s++) {
+      outIx[s] = ix[off + order[s]!]!;
+      outW[s] = w[off + order[s]!]!;
+    }
+  }
+
+  /** After #sortRow(r): keeps the strongest maxNeighbours as row r (in order) and rehashes it. */
+  #keepSorted(r: number): void {
+    const off = this.#off[r]!;
+    const n = Math.min(this.#n[r]!, this.#maxNeighbours);
+    for (let s = 0; s < n; s++) {
+      this.#ix[off + s] = this.#sortedIx[s]!;
+      this.#w[off + s] = this.#sortedW[s]!;
+    }
+    this.#n[r] = n;
+    this.#rehash(r);
   }
 
   #add(from: number, to: number, weight: number): void {
@@ -263,11 +279,10 @@ export class CooccurrenceState {
     if (n > 2 * this.#maxNeighbours) this.#cut(from);
   }
 
-  /** Sorts row r and keeps its strongest maxNeighbours. */
+  /** Keeps row r's strongest maxNeighbours. */
   #cut(r: number): void {
-    this.#sort(r);
-    if (this.#n[r]! > this.#maxNeighbours) this.#n[r] = this.#maxNeighbours;
-    this.#rehash(r);
+    this.#sortRow(r);
+    this.#keepSorted(r);
   }
 
   addPair(a: number, b: number, w: number): void {
@@ -286,17 +301,22 @@ export class CooccurrenceState {
     // random order took ~3.5 us of CPU each, in order ~2 us (and half the wall time); the sort ~1 ms.
     const dirty = Uint32Array.from(this.#dirty).sort();
     this.#dirty.length = 0;
-    for (const r of dirty) if (this.#n[r]! > this.#maxNeighbours) this.#cut(r);
     // One buffer for every row of the flush: an ArrayBuffer per row was most of the encoding's cost.
     let words = 0;
-    for (const r of dirty) words += neighboursWords(this.#n[r]!);
+    for (const r of dirty) words += neighboursWords(Math.min(this.#n[r]!, this.#maxNeighbours));
     const out = new Uint32Array(words);
     let at = 0;
+    const w = this.#w;
     for (const r of dirty) {
-      const n = this.#n[r]!;
       this.#isDirty[r] = 0;
-      this.#encodeSorted(r, out, at);
-      writes.push([r, Buffer.from(out.buffer, at * 4, neighboursWords(n) * 4)]);
+      // Memory keeps the f32 that is stored: a restart reads back exactly what this state goes on from.
+      const off = this.#off[r]!;
+      for (let s = off, end = off + this.#n[r]!; s < end; s++) w[s] = Math.fround(w[s]!);
+      // One sort, of the rounded weights: it orders what is written and, over the bound, what is kept.
+      this.#sortRow(r);
+      if (this.#n[r]! > this.#maxNeighbours) this.#keepSorted(r);
+      const n = this.#n[r]!;
+      writes.push([r, encodeNeighboursInto(out, at, this.#sortedIx, this.#sortedW, n)]);
       at += neighboursWords(n);
       changed.push(r);
     }

@@ -29,22 +29,24 @@ export class HistoryState {
   readonly #links = new Map<string, string>();
   readonly #newLinks = new Map<string, string>();
   /**
-   * Whether histories and links may be stored that are not cached: false from a fresh start (the
-   * environment never written) until a trim, so first touches skip the read (issue 12: reads of
-   * keys that did not exist yet were ~5% of a replay).
+   * Whether histories, and links, may be stored that are not cached: false from a fresh start (the
+   * environment never written) until their own cache is trimmed, so first touches skip the read
+   * (issue 12: reads of keys that did not exist yet were ~5% of a replay). Two flags: the two
+   * caches are trimmed apart, and dropping one says nothing of the other.
    */
-  #mayExist: boolean;
+  #historiesMayExist: boolean;
+  #linksMayExist: boolean;
 
   /** `fresh`: nothing of this environment was ever written (the builder's position is 0). */
   constructor(store: Store, env: string, historyLength: number, fresh = false) {
     this.#store = store;
     this.#env = env;
     this.#cap = historyLength;
-    this.#mayExist = !fresh;
+    this.#historiesMayExist = this.#linksMayExist = !fresh;
   }
 
   #read(key: Key): History {
-    return { key, entries: this.#mayExist ? Array.from(copyU32(this.#store.model.get(key))) : [] };
+    return { key, entries: this.#historiesMayExist ? Array.from(copyU32(this.#store.model.get(key))) : [] };
   }
 
   #user(userId: string): History {
@@ -62,7 +64,7 @@ export class HistoryState {
   linkedUser(deviceId: string): string | undefined {
     let user = this.#links.get(deviceId);
     if (user === undefined) {
-      user = this.#mayExist ? ((this.#store.modelState.get(linkKey(this.#env, deviceId)) as string | undefined) ?? '') : '';
+      user = this.#linksMayExist ? ((this.#store.modelState.get(linkKey(this.#env, deviceId)) as string | undefined) ?? '') : '';
       this.#links.set(deviceId, user);
     }
     return user === '' ? undefined : user;
@@ -141,11 +143,11 @@ export class HistoryState {
     if (this.#users.size + this.#devices.size > max) {
       this.#users.clear();
       this.#devices.clear();
-      this.#mayExist = true;
+      this.#historiesMayExist = true;
     }
     if (this.#links.size > max) {
       this.#links.clear();
-      this.#mayExist = true;
+      this.#linksMayExist = true;
     }
   }
 }

@@ -52,29 +52,25 @@ export class ItemIndices {
   /** Indices of `items` (undefined entries stay undefined), assigning missing ones. */
   resolve(environment: string, items: ReadonlyArray<readonly [string, string] | undefined>): Array<number | undefined> {
     const ixs: Array<number | undefined> = new Array(items.length);
-    let missing = false;
+    /** Positions of the items without an index: after a miss only they are visited again, not the chunk. */
+    const missing: number[] = [];
     for (let i = 0; i < items.length; i++) {
       const it = items[i];
       ixs[i] = it ? this.#lookup(environment, it[0], it[1]) : undefined;
-      if (it && ixs[i] === undefined) missing = true;
+      if (it && ixs[i] === undefined) missing.push(i);
     }
-    if (!missing) return ixs;
+    if (missing.length === 0) return ixs;
     // One read of the next free index for the chunk, not one read and one write per new item.
     const nextIx = new Map<string, number>();
     this.#store.root.transactionSync(() => {
-      for (let i = 0; i < items.length; i++) {
-        const it = items[i];
-        if (it && ixs[i] === undefined) ixs[i] = ensureItemIndex(this.#store, environment, it[0], it[1], nextIx);
-      }
+      for (const i of missing) ixs[i] = ensureItemIndex(this.#store, environment, items[i]![0], items[i]![1], nextIx);
       saveNextIx(this.#store, nextIx);
     });
-    // Remembered once committed: a failed transaction gave none of them.
-    for (let i = 0; i < items.length; i++) {
-      const it = items[i];
-      if (it && ixs[i] !== undefined) {
-        const ids = this.#ids(environment, it[0]);
-        if (!ids.has(it[1])) this.#remember(ids, it[1], ixs[i]!);
-      }
+    // Remembered once committed: a failed transaction gave none of them. (Found ones were remembered by #lookup.)
+    for (const i of missing) {
+      const [itemType, itemId] = items[i]!;
+      const ids = this.#ids(environment, itemType);
+      if (!ids.has(itemId)) this.#remember(ids, itemId, ixs[i]!);
     }
     return ixs;
   }

@@ -42,6 +42,11 @@ const SEP = '\u0000';
  * (misses for keys never written were ~4% of a replay, issue 12).
  */
 const MAX_CACHED = 500_000;
+/**
+ * Counter slots kept past a flush. Labels (list_name, channel, ...) are free-form, so the registry
+ * is dropped at a flush once it holds more; a steady workload has a few hundred and keeps them.
+ */
+const MAX_SLOTS = 10_000;
 
 function str(v: unknown): string | undefined {
   return typeof v === 'string' && v !== '' ? v : undefined;
@@ -71,13 +76,13 @@ export class ReportState {
   readonly #slotIds: string[] = [];
   /** Per period, in the order first touched since the last flush (rollups keep first-seen order). */
   readonly #periods = new Map<string, PeriodCounts>();
-  #dayCounts: PeriodCounts | undefined;
-  #hourCounts: PeriodCounts | undefined;
+  /** The period last asked for, per tag: every event of a day (hour) finds it without a lookup. */
+  readonly #lastPeriod: Record<'d' | 'h', PeriodCounts | undefined> = { d: undefined, h: undefined };
   /** Clicks known (written or not), by who then item: consulted before LMDB so attribution sees them at once. */
   readonly #clicks = new Map<string, Map<string, ClickMemory>>();
   #cachedClicks = 0;
-  /** Clicks to write at the next flush. */
-  #newClicks: Array<[key: Key[], memory: ClickMemory]> = [];
+  /** Clicks to write at the next flush, by who then item: a click repeated before it is written once, with its latest memory. */
+  readonly #newClicks = new Map<string, Set<string>>();
   /** A/B units known, by day, group and who. */
   readonly #units = new Map<string, Map<string, Map<string, Unit>>>();
   #cachedUnits = 0;
@@ -110,25 +115,17 @@ export class ReportState {
     return slot;
   }
 
-  /** The pending counts of a period (`tag` d or h), made when it is first touched. */
+  /**
+   * The pending counts of a period (`tag` d or h), made when it is first touched. `label` is
+   * dayOf's or hourOf's cached string, the same while the period lasts.
+   */
   #period(tag: 'd' | 'h', label: string): PeriodCounts {
+    const last = this.#lastPeriod[tag];
+    if (last !== undefined && last.label === label) return last;
     const period = `${tag}${SEP}${label}`;
     let p = this.#periods.get(period);
     if (!p) this.#periods.set(period, (p = { period, label, counts: new Float64Array(0), order: [] }));
-    return p;
-  }
-
-  /** The pending counts of `day` (dayOf's cached label: the same string while the day lasts). */
-  #day(day: string): PeriodCounts {
-    const p = this.#dayCounts;
-    if (p !== undefined && p.label === day) return p;
-    return (this.#dayCounts = this.#period('d', day));
-  }
-
-  #hour(hour: string): PeriodCounts {
-    const p = this.#hourCounts;
-    if (p !== undefined && p.label === hour) return p;
-    return (this.#hourCounts = this.#period('h', hour));
+    return (this.#lastPeriod[tag] = p);
   }
 
   #bump(p: PeriodCounts, dimension: string, value: string, metric: string, by: number): void {
@@ -197,8 +194,8 @@ export class ReportState {
     const type = e.event_type;
     // Once per event: every counter below is filed under the event's day and hour.
     const day = dayOf(t);
-    const dayCounts = this.#day(day);
-    const hourCounts = this.#hour(hourOf(t));
+    const dayCounts = this.#period('d', day);
+    const hourCounts = this.#period('h', hourOf(t));
     this.#bump(dayCounts, 'event_type', type, 'events', 1);
     this.#bump(hourCounts, 'event_type', type, 'events', 1);
     const who = str(e.user_id) ?? str(e.device_id) ?? str(e.session_id);
@@ -223,7 +220,9 @@ export class ReportState {
         if (!byItem) this.#clicks.set(id, (byItem = new Map()));
         if (!byItem.has(itemKey)) this.#cachedClicks++;
         byItem.set(itemKey, memory);
-        this.#newClicks.push([clickKey(this.#env, id, itemKey), memory]);
+        let items = this.#newClicks.get(id);
+        if (!items) this.#newClicks.set(id, (items = new Set()));
+        items.add(itemKey);
       }
     } else if (CONVERSIONS.has(type)) {
       const itemKey = `${String(e.action_item_type)}${SEP}${String(e.action_item)}`;
@@ -254,14 +253,23 @@ export class ReportState {
     for (const { period, counts, order } of this.#periods.values()) {
       byPeriod.set(period, order.map((slot) => [this.#slotIds[slot]!, counts[slot]!]));
     }
-    const clicks = this.#newClicks;
+    // Each click's latest memory (the cache holds every click not yet written).
+    const clicks: Array<[Key[], ClickMemory]> = [];
+    for (const [id, items] of this.#newClicks) {
+      const byItem = this.#clicks.get(id)!;
+      for (const itemKey of items) clicks.push([clickKey(this.#env, id, itemKey), byItem.get(itemKey)!]);
+    }
     // Copies: a unit keeps changing in memory while the write waits for the transaction.
     const units = [...this.#touchedUnits].map(([unit, key]): [Key[], Unit] => [key, [unit[0], unit[1]]]);
     const clickedItems = [...this.#clickedItems];
     this.#periods.clear();
-    this.#dayCounts = undefined;
-    this.#hourCounts = undefined;
-    this.#newClicks = [];
+    this.#lastPeriod.d = this.#lastPeriod.h = undefined;
+    // No period refers to a slot any more: the registry can start again.
+    if (this.#slotIds.length > MAX_SLOTS) {
+      this.#slots.clear();
+      this.#slotIds.length = 0;
+    }
+    this.#newClicks.clear();
     this.#touchedUnits.clear();
     this.#clickedItems.clear();
     if (this.#cachedClicks + this.#cachedUnits > MAX_CACHED) {

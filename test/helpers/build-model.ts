@@ -1,5 +1,8 @@
 // Runs the model builder (the real worker, through ModelBuilder) over a data directory's event
-// log, stopping and starting it again after each of the given pauses, then to the log's end.
+// log, stopping and starting it again after each of the given pauses, then to the log's end, and
+// prints the event position each stop left written (a JSON array) on stdout. A pause of 0 stops it
+// as soon as it started: the worker reads its first chunk before it first yields, so it stops
+// after at least one chunk (ModelBuilder's chunkSize, 5,000 events), at a chunk boundary.
 // A process of its own: test processes preload test/helpers/openapi-conformance.ts, and worker
 // threads inherit that preload but cannot load TypeScript, so a builder started inside a test
 // process fails at start (and is restarted forever). Usage:
@@ -8,15 +11,28 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { DEFAULT_CONFIG } from '../../src/config/defaults.ts';
 import { ModelBuilder } from '../../src/model/builder.ts';
+import { eventsPositionKey } from '../../src/store/model.ts';
+import { Store } from '../../src/store/open.ts';
 
 const [dataDir = '', eventsArg = '0', pausesArg = ''] = process.argv.slice(2);
 const events = Number(eventsArg);
 const pauses = pausesArg === '' ? [] : pausesArg.split(',').map(Number);
 const options = { store: { ...DEFAULT_CONFIG.store, dataDir }, environments: { demo: DEFAULT_CONFIG.environments.demo! }, log: pino({ level: 'error' }) };
+
+/** The position the last flush wrote (read once the builder has closed its store). */
+async function writtenPosition(): Promise<number> {
+  const store = new Store(options.store);
+  const position = (store.modelState.get(eventsPositionKey('demo')) as number | undefined) ?? 0;
+  await store.close();
+  return position;
+}
+
+const stops: number[] = [];
 for (const ms of pauses) {
   const builder = new ModelBuilder(options);
-  await sleep(ms);
+  if (ms > 0) await sleep(ms);
   await builder.close();
+  stops.push(await writtenPosition());
 }
 const builder = new ModelBuilder(options);
 // A deadline: a builder that never gets there fails the run instead of hanging it.
@@ -28,3 +44,4 @@ if (reached < events) {
   console.error(`builder reached ${reached} of ${events} events in 120 s`);
   process.exit(1);
 }
+console.log(JSON.stringify(stops));

@@ -4,7 +4,9 @@
 // key it should have read would show here). The real builder worker on real LMDB in temp data
 // directories, the builder in processes of its own (test/helpers/build-model.ts). The catalog has
 // fewer items than maxNeighbours, so no row is cut and the state does not depend on when flushes
-// happen.
+// happen. Each stop is asked for as the builder starts, so it lands at a chunk boundary after at
+// least one chunk (not wherever a timer fell: stops timed 40-300 ms could land before the first
+// chunk or after the last); where each landed is checked to be inside the log.
 import assert from 'node:assert/strict';
 import { cpSync, rmSync } from 'node:fs';
 import { test } from 'node:test';
@@ -60,9 +62,13 @@ async function writeLog(dataDir: string): Promise<void> {
 
 const BUILD = fileURLToPath(new URL('../helpers/build-model.ts', import.meta.url));
 
-/** Runs the builder on `dataDir` (test/helpers/build-model.ts), stopping after each of `pausesMs` and starting again, then to the end. */
-async function build(dataDir: string, pausesMs: number[]): Promise<void> {
-  await run(process.execPath, ['--import', 'tsx', BUILD, dataDir, String(EVENTS), pausesMs.join(',')]);
+/**
+ * Runs the builder on `dataDir` (test/helpers/build-model.ts), stopping after each of `pausesMs`
+ * and starting again, then to the end; returns the event position each stop left written.
+ */
+async function build(dataDir: string, pausesMs: number[]): Promise<number[]> {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', BUILD, dataDir, String(EVENTS), pausesMs.join(',')]);
+  return JSON.parse(stdout) as number[];
 }
 
 /** Every key the builder writes (model and model-state), values decoded; positions included. */
@@ -86,10 +92,15 @@ test('a builder stopped and restarted mid-log writes the same state as one that 
   await writeLog(straight);
   cpSync(straight, restarted, { recursive: true });
   cpSync(straight, other, { recursive: true });
-  await build(straight, []);
-  // Stops at different points: early (some chunks applied), and a few more after.
-  await build(restarted, [150, 60, 300, 40]);
-  await build(other, [400]);
+  // Three data directories, three processes: run side by side (most of a run is starting processes and workers).
+  // Stopped four times (each a chunk or more further on) and once, each time as soon as it started.
+  const [, restartedStops, otherStops] = await Promise.all([build(straight, []), build(restarted, [0, 0, 0, 0]), build(other, [0])]);
+  for (const [name, stops, count] of [['restarted', restartedStops, 4], ['other', otherStops, 1]] as const) {
+    assert.equal(stops.length, count, `${name}: a position per stop`);
+    stops.forEach((position, i) => {
+      assert.ok(position > (stops[i - 1] ?? 0) && position < EVENTS, `${name}: stop ${i + 1} at ${position} of ${EVENTS} events, after ${stops[i - 1] ?? 0}: not inside the log`);
+    });
+  }
   const expected = await dump(straight);
   assert.ok([...expected.keys()].some((k) => k.includes('"nb"')), 'co-occurrence rows were written');
   assert.ok([...expected.keys()].some((k) => k.includes('"link"')), 'devices were linked');

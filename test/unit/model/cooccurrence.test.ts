@@ -1,13 +1,16 @@
 // The rows of model/cooccurrence.ts (unsorted in memory, put in order at a cut and a flush) against a plain model: sums per pair,
-// then each row sorted strongest first (equal weights by lower ix) and cut to maxNeighbours.
-// The cut while adding (at twice the bound) may drop a neighbour that would later have made the
-// top; the model reproduces that rule exactly, so any difference is a bug.
+// then at each flush each row's weights rounded to f32 (what is stored), sorted strongest first (equal weights by lower ix) and
+// cut to maxNeighbours. The cut while adding (at twice the bound) may drop a neighbour that would later have made the
+// top; the model reproduces that rule exactly, so any difference is a bug. Then: a state dropped
+// (trim) or rebuilt (a restart) after every flush resumes from what was stored and ends the same.
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { test } from 'node:test';
 import { CooccurrenceState } from '../../../src/model/cooccurrence.ts';
+import { eventWeight } from '../../../src/model/event-weight.ts';
 import { decodeNeighbours, neighboursKey } from '../../../src/store/model.ts';
 import { Store } from '../../../src/store/open.ts';
+import { withModelStore, storedModel } from '../../helpers/model-store.ts';
 import { tempDir } from '../../helpers/server.ts';
 
 function modelRows(pairs: Array<[number, number, number]>, max: number): Map<number, Array<[number, number]>> {
@@ -74,7 +77,7 @@ test('fractional and large weights, flushed every few hundred pairs, equal the p
     for (const [ix, row] of expected) {
       const stored = decodeNeighbours(store.model.get(neighboursKey('demo', ix)));
       const got = [...stored.ix].map((j, k) => [j, stored.weight[k]!]);
-      assert.deepEqual(got, row.map(([j, weight]) => [j, Math.fround(weight)]), `row ${ix}`);
+      assert.deepEqual(got, row, `row ${ix}`);
     }
   } finally {
     await store.close();
@@ -101,5 +104,81 @@ function flushedModel(before: Map<number, Array<[number, number]>>, pairs: Array
     add(a, b, w);
     add(b, a, w);
   }
-  return new Map([...rows].map(([ix, row]) => [ix, sorted(row).slice(0, max)]));
+  // Stored as f32, and a flush keeps in memory what it stored.
+  const rounded = (row: Map<number, number>) => new Map([...row].map(([ix, w]) => [ix, Math.fround(w)]));
+  return new Map([...rows].map(([ix, row]) => [ix, sorted(rounded(row)).slice(0, max)]));
 }
+
+/**
+ * Adds pairs weighted as the builder weighs events (model/event-weight.ts: fractional type weights
+ * times an import's own weight, so sums are not exact in f32), flushing every 97 pairs; after each
+ * flush `between` may trim or replace the state. Returns the stored rows.
+ */
+function fractionalRun(between: 'nothing' | 'trim' | 'restart'): Promise<Map<string, unknown>> {
+  return withModelStore((store) => {
+    let seed = 23;
+    const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    const weights = { detail_pageview: 0.3, item_interaction: 1.1, purchase: 2.7 };
+    const types = Object.keys(weights);
+    const max = 6;
+    let state = new CooccurrenceState(store, 'demo', max, true);
+    for (let i = 1; i <= 3000; i++) {
+      const event = { event_type: types[Math.floor(random() * types.length)]!, weight: i % 4 === 0 ? 0.7 : undefined };
+      const w = eventWeight(weights, event as Parameters<typeof eventWeight>[1]);
+      state.addPair(Math.floor(random() ** 2 * 30), Math.floor(random() * 30), w);
+      if (i % 97 !== 0 && i !== 3000) continue;
+      store.root.transactionSync(state.prepareFlush([]));
+      if (between === 'trim') state.trim(0);
+      // Not fresh: its rows are read back from LMDB, as after a builder restart.
+      if (between === 'restart') state = new CooccurrenceState(store, 'demo', max);
+    }
+    return storedModel(store);
+  });
+}
+
+test('with fractional event weights, a state restarted after every flush stores the same rows as one never restarted', async () => {
+  const straight = await fractionalRun('nothing');
+  assert.ok(straight.size >= 30, 'rows were written');
+  const restarted = await fractionalRun('restart');
+  const differing = [...straight].filter(([key, row]) => restarted.get(key) !== row).map(([key]) => key);
+  assert.deepEqual(differing, [], 'rows differ after restarts');
+  assert.deepEqual(restarted, straight);
+});
+
+test('trim(0) after every flush (rows read back from LMDB) stores the same rows as no trim', async () => {
+  assert.deepEqual(await fractionalRun('trim'), await fractionalRun('nothing'));
+});
+
+test('a row past the bound is cut to its strongest neighbours, at twice the bound while adding and at a flush', async () => {
+  await withModelStore((store) => {
+    const state = new CooccurrenceState(store, 'demo', 2, true);
+    const row = (ix: number) => {
+      const stored = decodeNeighbours(store.model.get(neighboursKey('demo', ix)));
+      return [...stored.ix].map((j, k) => [j, stored.weight[k]!]);
+    };
+    // Five neighbours, past twice the bound (4): cut at once to the strongest two, 2 and 4 (equal
+    // weights, lower ix first); 1's 1.5 is dropped, so its 2.5 later starts from nothing.
+    for (const [j, w] of [[1, 1.5], [2, 3], [3, 2], [4, 3], [5, 0.5]] as const) state.addPair(0, j, w);
+    state.addPair(0, 1, 2.5);
+    state.addPair(0, 3, 1);
+    store.root.transactionSync(state.prepareFlush([]));
+    assert.deepEqual(row(0), [[2, 3], [4, 3]]);
+    assert.deepEqual(row(1), [[0, 4]], 'the other side of a dropped pair keeps its whole sum');
+    // Four neighbours, over the bound but not twice it: cut at the flush. 1 (new, 3.5) ties 2
+    // (3 + 0.5) and comes first; 4 (3) and 5 are dropped.
+    state.addPair(0, 2, 0.5);
+    state.addPair(0, 1, 3.5);
+    state.addPair(0, 5, 0.5);
+    store.root.transactionSync(state.prepareFlush([]));
+    assert.deepEqual(row(0), [[1, 3.5], [2, 3.5]]);
+    assert.deepEqual(row(4), [[0, 3]]);
+  });
+});
+
+test("maxNeighbours up to the schema's 10,000 is accepted; one whose rows outgrow u16 table entries is refused", async () => {
+  await withModelStore((store) => {
+    new CooccurrenceState(store, 'demo', 10_000);
+    new CooccurrenceState(store, 'demo', 32_767);
+    assert.throws(() => new CooccurrenceState(store, 'demo', 32_768), RangeError);
+  });
+});

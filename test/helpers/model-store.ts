@@ -1,0 +1,55 @@
+// A store in a fresh temp folder for the builder's state classes (model/*.ts) to write to, and
+// everything they wrote, for comparing two runs record by record.
+import { rmSync } from 'node:fs';
+import { Store } from '../../src/store/open.ts';
+import { tempDir } from './server.ts';
+
+/** Runs `run` on a new store; closes it and removes its folder afterwards, whatever happens. */
+export async function withModelStore<T>(run: (store: Store) => T | Promise<T>): Promise<T> {
+  const dir = tempDir();
+  const store = new Store({ dataDir: dir, mapSizeBytes: 64 * 1024 ** 2 });
+  try {
+    return await run(store);
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Every record of the model (bytes as hex) and model-state databases, by database and key. */
+export function storedModel(store: Store): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  for (const { key, value } of store.model.getRange({})) out.set(`model ${JSON.stringify(key)}`, Buffer.from(value).toString('hex'));
+  for (const { key, value } of store.modelState.getRange({})) out.set(`model-state ${JSON.stringify(key)}`, value);
+  return out;
+}
+
+/** A builder cache (model/histories.ts, model/consumed-sets.ts): flushed, then maybe trimmed. */
+interface FlushedCache {
+  prepareFlush(): () => void;
+  trim(max: number): void;
+}
+
+/**
+ * What `step` (called for i = 1..steps) stores through the cache `make` returns on a fresh store,
+ * flushed every 40 steps; with `trim`, the cache is dropped (trim(0)) after every flush, so later
+ * touches read back what was stored.
+ */
+export function storedWithFlushes<C extends FlushedCache>(make: (store: Store) => C, steps: number, step: (cache: C, i: number) => void, trim: boolean): Promise<Map<string, unknown>> {
+  return withModelStore((store) => {
+    const cache = make(store);
+    for (let i = 1; i <= steps; i++) {
+      step(cache, i);
+      if (i % 40 !== 0) continue;
+      store.root.transactionSync(cache.prepareFlush());
+      if (trim) cache.trim(0);
+    }
+    return storedModel(store);
+  });
+}
+
+/** Whether a key of `stored` contains `part` (such as '"cd"'): a run wrote the kind of record it is meant to test. */
+export function hasRecord(stored: Map<string, unknown>, part: string): boolean {
+  for (const key of stored.keys()) if (key.includes(part)) return true;
+  return false;
+}

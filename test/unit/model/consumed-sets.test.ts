@@ -1,0 +1,25 @@
+// model/consumed-sets.ts on real LMDB: dropping its cache after every flush (trim(0)), so every
+// later touch reads the set back, stores the same as keeping every set in memory.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ConsumedSets } from '../../../src/model/consumed-sets.ts';
+import { hasRecord, storedWithFlushes } from '../../helpers/model-store.ts';
+
+/** Consumption by users and by devices: devices 0-19 merged into users from the 500th event on, 35-39 never. */
+function run(trim: boolean): Promise<Map<string, unknown>> {
+  let seed = 9;
+  const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  return storedWithFlushes((store) => new ConsumedSets(store, 'demo', true), 1500, (sets, i) => {
+    const u = Math.floor(random() * 40);
+    const ix = Math.floor(random() * 80);
+    if ((u < 20 && i <= 500) || u >= 35) return sets.add(undefined, `d${u}`, ix);
+    if (u < 20) sets.merge(`d${u}`, `u${u}`);
+    sets.add(`u${u}`, undefined, ix);
+  }, trim);
+}
+
+test('trim(0) after every flush (sets read back from LMDB) stores the same as no trim', async () => {
+  const kept = await run(false);
+  assert.ok(hasRecord(kept, '"cu"') && hasRecord(kept, '"cd"'), 'user and device sets were written');
+  assert.deepEqual(await run(true), kept);
+});

@@ -1,0 +1,28 @@
+// model/histories.ts on real LMDB: dropping its caches after every flush (trim(0)), so every
+// later touch reads histories and links back, stores the same as keeping them all in memory.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { HistoryState } from '../../../src/model/histories.ts';
+import { hasRecord, storedWithFlushes } from '../../helpers/model-store.ts';
+
+/** Events as model/environment-model.ts applies them to histories. */
+function run(trim: boolean): Promise<Map<string, unknown>> {
+  let seed = 3;
+  const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  return storedWithFlushes((store) => new HistoryState(store, 'demo', 6, true), 1500, (histories, i) => {
+    const u = Math.floor(random() * 40);
+    const deviceId = `d${u}`;
+    // Devices 0-19 log in from event 600 on (their histories merge into the user's) and are
+    // sometimes logged out after (their events go to the linked user's history); 35-39 never log in.
+    const loggedOut = u >= 35 || (u < 20 && (i <= 600 || random() < 0.3));
+    const userId = loggedOut ? undefined : `u${u % 30}`;
+    if (userId && histories.linkedUser(deviceId) !== userId) histories.link(deviceId, userId);
+    histories.append(histories.historyFor(userId, deviceId)!, Math.floor(random() * 50), 1, 1000 + i);
+  }, trim);
+}
+
+test('trim(0) after every flush (histories and links read back from LMDB) stores the same as no trim', async () => {
+  const kept = await run(false);
+  assert.ok(hasRecord(kept, '"link"') && hasRecord(kept, '"hd"'), 'devices were linked and device histories written');
+  assert.deepEqual(await run(true), kept);
+});
