@@ -41,7 +41,7 @@ export function storedWithFlushes<C extends FlushedCache>(make: (store: Store) =
     for (let i = 1; i <= steps; i++) {
       step(cache, i);
       if (i % 40 !== 0) continue;
-      store.root.transactionSync(cache.prepareFlush());
+      store.modelRoot.transactionSync(cache.prepareFlush());
       if (trim) cache.trim(0);
     }
     return storedModel(store);

@@ -127,7 +127,7 @@ function fractionalRun(between: 'nothing' | 'trim' | 'restart'): Promise<Map<str
       const w = eventWeight(weights, event as Parameters<typeof eventWeight>[1]);
       state.addPair(Math.floor(random() ** 2 * 30), Math.floor(random() * 30), w);
       if (i % 97 !== 0 && i !== 3000) continue;
-      store.root.transactionSync(state.prepareFlush([]));
+      store.modelRoot.transactionSync(state.prepareFlush([]));
       if (between === 'trim') state.trim(0);
       // Not fresh: its rows are read back from LMDB, as after a builder restart.
       if (between === 'restart') state = new CooccurrenceState(store, 'demo', max);
@@ -161,7 +161,7 @@ test('a row past the bound is cut to its strongest neighbours, at twice the boun
     for (const [j, w] of [[1, 1.5], [2, 3], [3, 2], [4, 3], [5, 0.5]] as const) state.addPair(0, j, w);
     state.addPair(0, 1, 2.5);
     state.addPair(0, 3, 1);
-    store.root.transactionSync(state.prepareFlush([]));
+    store.modelRoot.transactionSync(state.prepareFlush([]));
     assert.deepEqual(row(0), [[2, 3], [4, 3]]);
     assert.deepEqual(row(1), [[0, 4]], 'the other side of a dropped pair keeps its whole sum');
     // Four neighbours, over the bound but not twice it: cut at the flush. 1 (new, 3.5) ties 2
@@ -169,7 +169,7 @@ test('a row past the bound is cut to its strongest neighbours, at twice the boun
     state.addPair(0, 2, 0.5);
     state.addPair(0, 1, 3.5);
     state.addPair(0, 5, 0.5);
-    store.root.transactionSync(state.prepareFlush([]));
+    store.modelRoot.transactionSync(state.prepareFlush([]));
     assert.deepEqual(row(0), [[1, 3.5], [2, 3.5]]);
     assert.deepEqual(row(4), [[0, 3]]);
   });

@@ -20,13 +20,13 @@ test('a click repeated before a flush is stored once, as its latest, and a purch
       reports.add({ event_type: 'click_on_recommendation', user_id: 'u1', list_name: list, ...item } as TrackedEvent, t);
     click('trending', T);
     click('popular', T + 1000);
-    store.root.transactionSync(reports.prepareFlush());
+    store.modelRoot.transactionSync(reports.prepareFlush());
     const stored = store.modelState.get(['demo', 'click', 'u1', 'article\u0000a1']) as { t: number; list_name: string };
     assert.deepEqual([stored.t, stored.list_name], [T + 1000, 'popular']);
     // Not fresh: the click is read back from LMDB.
     const restarted = new ReportState(store, 'demo', 3600);
     restarted.add({ event_type: 'purchase', user_id: 'u1', amount: 2, purchased_price: 1.5, ...item } as TrackedEvent, T + 2000);
-    store.root.transactionSync(restarted.prepareFlush());
+    store.modelRoot.transactionSync(restarted.prepareFlush());
     assert.deepEqual(rollup(store)['list_name\u0000popular'], { clicks: 1, conversions: 1, purchase: 1, revenue: 3 });
     assert.deepEqual(rollup(store)['list_name\u0000trending'], { clicks: 1 });
   });
@@ -37,11 +37,11 @@ test('counts stay exact across a flush that drops the slot registry (over 10,000
     const reports = new ReportState(store, 'demo', 3600, true);
     const impression = (list: string) => reports.add({ event_type: 'impression', list_name: list, ...item } as TrackedEvent, T);
     for (let i = 0; i < 12_000; i++) impression(`list${i}`);
-    store.root.transactionSync(reports.prepareFlush());
+    store.modelRoot.transactionSync(reports.prepareFlush());
     impression('list5');
     impression('fresh');
     impression('fresh');
-    store.root.transactionSync(reports.prepareFlush());
+    store.modelRoot.transactionSync(reports.prepareFlush());
     const counts = rollup(store);
     assert.deepEqual(counts['list_name\u0000list5'], { impressions: 2 });
     assert.deepEqual(counts['list_name\u0000list11999'], { impressions: 1 });
