@@ -166,13 +166,17 @@ export class CooccurrenceState {
       if (words !== this.#words) [this.#words, this.#floats] = [words, new Float32Array(words.buffer)];
       n = neighboursIn(words, bytes.length >>> 2);
     }
+    // Written under a larger maxNeighbours (the configuration changed): rows are stored strongest
+    // first, so the row keeps its strongest entries, as a flush under the new bound would store it.
+    const stored = n;
+    n = Math.min(n, this.#maxNeighbours);
     let cls = 0;
     while (this.#classCap[cls]! < n) cls++;
     this.#alloc(r, cls);
     const off = this.#off[r]!;
     for (let i = 0; i < n; i++) {
       this.#ix[off + i] = this.#words[1 + i]!;
-      this.#w[off + i] = this.#floats[1 + n + i]!;
+      this.#w[off + i] = this.#floats[1 + stored + i]!;
     }
     this.#n[r] = n;
     if (n > 0) this.#rehash(r);

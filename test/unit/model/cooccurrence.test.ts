@@ -182,3 +182,17 @@ test("maxNeighbours up to the schema's 10,000 is accepted; one whose rows outgro
     assert.throws(() => new CooccurrenceState(store, 'demo', 32_768), RangeError);
   });
 });
+
+test('a row stored under a larger maxNeighbours loads cut to its strongest entries', async () => {
+  await withModelStore((store) => {
+    const wide = new CooccurrenceState(store, 'demo', 20, true);
+    for (let j = 1; j <= 30; j++) wide.addPair(0, j, j);
+    store.modelRoot.transactionSync(wide.prepareFlush([]));
+    // Restarted with a bound of 4: row 0's 20 stored entries are more than any row may hold.
+    const narrow = new CooccurrenceState(store, 'demo', 4);
+    narrow.addPair(0, 99, 100);
+    store.modelRoot.transactionSync(narrow.prepareFlush([]));
+    const stored = decodeNeighbours(store.model.get(neighboursKey('demo', 0)));
+    assert.deepEqual([...stored.ix].map((j, k) => [j, stored.weight[k]!]), [[99, 100], [30, 30], [29, 29], [28, 28]]);
+  });
+});
