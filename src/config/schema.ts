@@ -25,7 +25,7 @@ const LIST = {
 const TRAINED = {
   type: 'object',
   additionalProperties: false,
-  required: ['enabled', 'method', 'l2', 'dropout', 'maxItems', 'halfLifeSec', 'rebuildIntervalSec', 'rebuildShare', 'maxMemoryBytes', 'weight', 'maxSeeds', 'rowLength', 'neighbourhood'],
+  required: ['enabled', 'method', 'l2', 'dropout', 'maxItems', 'halfLifeSec', 'rebuildIntervalSec', 'rebuildShare', 'maxMemoryBytes', 'weight', 'maxSeeds', 'rowLength', 'neighbourhood', 'ownWeightPower', 'shortHistoryItems'],
   properties: {
     enabled: { type: 'boolean' },
     method: { enum: ['dlae', 'ease'] },
@@ -43,6 +43,8 @@ const TRAINED = {
     rowLength: { type: 'integer', minimum: 1, maximum: 10_000 },
     // Each tail item solves a (neighbourhood + 1)² system: its build cost grows with the cube.
     neighbourhood: { type: 'integer', minimum: 1, maximum: 1000 },
+    ownWeightPower: { type: 'number', minimum: 0, maximum: 4 },
+    shortHistoryItems: { type: 'number', minimum: 0, maximum: 10_000 },
   },
 } as const;
 

@@ -46,8 +46,10 @@ export interface ModelConfig {
   /** A conversion is attributed to a recommendation click on the same item at most this long before. */
   attributionWindowSec: number;
   /**
-   * Time decay of a history entry in personalized lists: its weight halves every this many
-   * seconds before the request (0: no decay).
+   * Time decay of a history entry as a co-occurrence seed of personalized lists: its weight
+   * halves every this many seconds before the user's newest entry (0: no decay). Counted from
+   * the newest entry, not from the request: how long a user was away leaves their last session
+   * its full weight beside the trained model.
    */
   seedHalfLifeSec: number;
   /** The trained model (model/trainer.ts), rebuilt in the background from the event log. */
@@ -91,6 +93,17 @@ export interface TrainedModelConfig {
    * (each one a sparse row of rowLength weights); 0: the whole history.
    */
   maxSeeds: number;
+  /**
+   * An imported event's own `weight` (a rating) enters training raised to this power, times its
+   * type's weight: 1 as given, 0 only whether it is above 0 (model/event-weight.ts).
+   */
+  ownWeightPower: number;
+  /**
+   * Short histories weigh their items' rows alike: a request divides each history item's row by
+   * its largest |weight| to the power k/(k + n), n the history's distinct items, k this value
+   * (halfway at n = k; a long history sums the rows as learned). 0: rows as learned.
+   */
+  shortHistoryItems: number;
 }
 
 export interface EnvironmentConfig {

@@ -1,8 +1,9 @@
 /**
  * @module model/training-data
  * Reads one environment's event log into the trained model's input: per user, the items they
- * consumed with a value (their strongest event's weight, model/event-weight.ts, decayed by age
- * when model.trained.halfLifeSec is set), over every item consumed by at least two users (one
+ * consumed with a value (their strongest event's weight, model/event-weight.ts, an imported
+ * event's own weight raised to model.trained.ownWeightPower, decayed by age when
+ * model.trained.halfLifeSec is set), over every item consumed by at least two users (one
  * user says nothing about what goes together), most consumed first. Values are scaled so their
  * mean is 1, which keeps λ meaningful whatever the event weights. Reads LMDB only (never
  * writes). A user is their user_id, else their device_id; a device seen with a user_id is that
@@ -38,7 +39,8 @@ const MIN_USERS = 2;
 const str = (v: unknown) => (typeof v === 'string' && v !== '' && v !== 'no-consent' ? v : undefined);
 
 /** The settings a pass's weights depend on: a snapshot made under others is not used. */
-export const fingerprintOf = (config: EnvironmentConfig) => JSON.stringify({ eventWeights: config.model.eventWeights, itemTypes: config.itemTypes });
+export const fingerprintOf = (config: EnvironmentConfig) =>
+  JSON.stringify({ eventWeights: config.model.eventWeights, ownWeightPower: config.model.trained.ownWeightPower, itemTypes: config.itemTypes });
 
 /**
  * The training input from every event logged for `environment` so far: from the stored
@@ -68,7 +70,7 @@ export function readTrainingData(store: Store, environment: string, config: Envi
     pass.position = seq;
     const e = event.e;
     if (EVENT_TYPE_CODES[e.event_type] === undefined) continue;
-    const weight = eventWeight(eventWeights, e);
+    const weight = eventWeight(eventWeights, e, trained.ownWeightPower);
     const userId = str(e.user_id);
     const deviceId = str(e.device_id);
     if (userId && deviceId && !deviceUser.has(deviceId)) deviceUser.set(deviceId, userId);
