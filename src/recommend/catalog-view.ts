@@ -17,7 +17,6 @@ import { ITEM_ENABLED as ENABLED, ITEM_IN_CATALOG as IN_CATALOG, UNKNOWN_TYPE as
 import type { Store } from '../store/open.ts';
 import type { ListFilters } from '../config/types.ts';
 import { contentVector } from './content-vector.ts';
-import { itemJsonHead } from './list-json.ts';
 import { ALL_TYPES, VECTOR_DIM, type Ranker } from './reference-ranker.ts';
 
 // Local copies: an imported binding is read through a getter under tsx, which showed in profiles
@@ -59,8 +58,6 @@ export class CatalogView {
   vectors = new Float32Array(0);
   /** Item id by ix (its type is config.itemTypes[type]). */
   readonly ids: Array<string | undefined> = [];
-  /** Each item's JSON head in a response (list-json.ts itemJsonHead), escaped once per item. */
-  readonly jsonHeads: Array<string | undefined> = [];
   readonly information = new Map<string, Array<string | undefined>>();
   readonly #bitsets = new Map<string, Uint32Array>();
   readonly #keysByIx = new Map<number, string[]>();
@@ -218,10 +215,7 @@ export class CatalogView {
     const published = unixSecOf(item.publication_datetime);
     const wasLatest = this.published[ix] !== published;
     this.published[ix] = published;
-    if (this.ids[ix] !== item.item_id) {
-      this.ids[ix] = item.item_id;
-      this.jsonHeads[ix] = itemJsonHead(item.item_id);
-    }
+    this.ids[ix] = item.item_id;
     for (const field of this.#infoFields) this.information.get(field)![ix] = informationOf(item, field);
     if (!stateOnly) {
       this.#index(ix, filterKeysOf(item, this.config.filterAttributes));

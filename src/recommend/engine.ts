@@ -32,7 +32,7 @@ import { RecentConsumption } from './recent-consumption.ts';
 import { Signals, type TopList } from './signals.ts';
 import { TrainedScores } from './trained-scores.ts';
 import { UserSeeds } from './user-seeds.ts';
-import { itemsJsonOfHeads, LIST_ID_SEPARATOR } from './list-json.ts';
+import { itemsJson, LIST_ID_SEPARATOR } from './list-json.ts';
 import type { CheckOutcome, CheckTask, ItemRef, ListTask, RankOutcome, RankTask, RankedList, TaskFieldError } from './task.ts';
 
 // Candidate budgets: the kernel's cost is about linear in candidates (each one a few cache
@@ -165,8 +165,6 @@ export class Engine {
   readonly #environments = new Map<string, Environment>();
   readonly #buffers = new InputBuffers();
   readonly #similar: number[] = [];
-  /** A list's items' JSON heads, reused. */
-  readonly #heads: string[] = [];
   readonly #recent = new RecentConsumption();
   readonly #seeds = new UserSeeds();
   /** Kernel inputs rebuilt per ranking, in reused memory. */
@@ -520,10 +518,9 @@ export class Engine {
     const information = list.informationField ? placed.map((i) => values?.[i]) : undefined;
     let joined = '';
     for (let i = 0; i < placed.length; i++) joined += i === 0 ? ids[placed[i]!]! : LIST_ID_SEPARATOR + ids[placed[i]!]!;
-    const heads = this.#heads;
-    heads.length = 0;
-    for (let i = 0; i < placed.length && i < list.limit; i++) heads.push(env.view.jsonHeads[placed[i]!]!);
-    const items = itemsJsonOfHeads(heads, information, 1, list.limit);
+    const shownIds: string[] = [];
+    for (let i = 0; i < placed.length && i < list.limit; i++) shownIds.push(ids[placed[i]!]!);
+    const items = itemsJson(shownIds, information, 1, list.limit);
     return { ids: joined, ix: Uint32Array.from(placed), itemsJson: items.json, shown: items.count, ...(information ? { information } : {}) };
   }
 

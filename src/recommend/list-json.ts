@@ -15,32 +15,18 @@ export function splitIds(ids: string, count: number, limit = count): string[] {
 }
 
 /**
- * An item's JSON up to its rank's value: `{"item_id":"…","rank":`. The ranking workers keep one
- * per item (catalog-view.ts), so a list costs no JSON escaping per request.
- */
-export function itemJsonHead(itemId: string): string {
-  return `{"item_id":${JSON.stringify(itemId)},"rank":`;
-}
-
-/**
  * The `items` array as JSON text: items `offset` (from 1) to offset + limit - 1 of a list, ranked
- * by their place in it, each from its head (itemJsonHead); `information` runs alongside.
- * Returns the text and its length.
+ * by their place in it; `information` runs alongside `itemIds`. Returns the text and its length.
  */
-export function itemsJsonOfHeads(heads: ArrayLike<string>, information: ReadonlyArray<string | undefined> | undefined, offset: number, limit: number): { json: string; count: number } {
-  const end = Math.min(heads.length, offset - 1 + limit);
+export function itemsJson(itemIds: readonly string[], information: ReadonlyArray<string | undefined> | undefined, offset: number, limit: number): { json: string; count: number } {
+  const end = Math.min(itemIds.length, offset - 1 + limit);
   let json = '[';
   for (let i = offset - 1; i < end; i++) {
     if (i >= offset) json += ',';
-    json += heads[i]! + (i + 1);
+    json += `{"item_id":${JSON.stringify(itemIds[i])},"rank":${i + 1}`;
     const info = information?.[i];
     if (info !== undefined) json += `,"information_field":${JSON.stringify(info)}`;
     json += '}';
   }
   return { json: `${json}]`, count: Math.max(0, end - (offset - 1)) };
-}
-
-/** itemsJsonOfHeads for ids (a cached list's slice on the main thread). */
-export function itemsJson(itemIds: readonly string[], information: ReadonlyArray<string | undefined> | undefined, offset: number, limit: number): { json: string; count: number } {
-  return itemsJsonOfHeads(itemIds.map(itemJsonHead), information, offset, limit);
 }
