@@ -4,25 +4,31 @@
 // top; the model reproduces that rule exactly, so any difference is a bug. Then: a state dropped
 // (trim) or rebuilt (a restart) after every flush resumes from what was stored and ends the same.
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { test } from 'node:test';
 import { CooccurrenceState } from '../../../src/model/cooccurrence.ts';
 import { eventWeight } from '../../../src/model/event-weight.ts';
 import { decodeNeighbours, neighboursKey } from '../../../src/store/model.ts';
-import { Store } from '../../../src/store/open.ts';
+import type { Store } from '../../../src/store/open.ts';
 import { withModelStore, storedModel } from '../../helpers/model-store.ts';
-import { tempDir } from '../../helpers/server.ts';
+
+/** A row as stored: [ix, weight] pairs, strongest first. */
+function storedRow(store: Store, ix: number): Array<[number, number]> {
+  const stored = decodeNeighbours(store.model.get(neighboursKey('demo', ix)));
+  return [...stored.ix].map((j, k) => [j, stored.weight[k]!]);
+}
+
+/** A seeded linear congruential generator (the same sequence every run). */
+function lcg(seed: number): () => number {
+  return () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+}
 
 function modelRows(pairs: Array<[number, number, number]>, max: number): Map<number, Array<[number, number]>> {
   return flushedModel(new Map(), pairs, max);
 }
 
 test('rows equal a sort of summed pairs, cut to maxNeighbours, over random pairs with ties', async () => {
-  const dir = tempDir();
-  const store = new Store({ dataDir: dir, mapSizeBytes: 64 * 1024 ** 2 });
-  try {
-    let seed = 7;
-    const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  await withModelStore((store) => {
+    const random = lcg(7);
     const max = 5;
     const state = new CooccurrenceState(store, 'demo', max);
     const pairs: Array<[number, number, number]> = [];
@@ -38,23 +44,13 @@ test('rows equal a sort of summed pairs, cut to maxNeighbours, over random pairs
     store.modelRoot.transactionSync(state.prepareFlush(changed));
     const touched = new Set(pairs.filter(([a, b]) => a !== b).flatMap(([a, b]) => [a, b]));
     assert.deepEqual(new Set(changed), touched, 'every rewritten row is reported for the ranking workers');
-    for (const [ix, expected] of modelRows(pairs, max)) {
-      const stored = decodeNeighbours(store.model.get(neighboursKey('demo', ix)));
-      const got = [...stored.ix].map((j, k) => [j, stored.weight[k]!]);
-      assert.deepEqual(got, expected, `row ${ix}`);
-    }
-  } finally {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
+    for (const [ix, expected] of modelRows(pairs, max)) assert.deepEqual(storedRow(store, ix), expected, `row ${ix}`);
+  });
 });
 
 test('fractional and large weights, flushed every few hundred pairs, equal the plain model cut at each flush', async () => {
-  const dir = tempDir();
-  const store = new Store({ dataDir: dir, mapSizeBytes: 64 * 1024 ** 2 });
-  try {
-    let seed = 11;
-    const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  await withModelStore((store) => {
+    const random = lcg(11);
     const max = 4;
     // Fresh: rows are not read before their first write; later flushes rewrite what is kept.
     const state = new CooccurrenceState(store, 'demo', max, true);
@@ -74,15 +70,8 @@ test('fractional and large weights, flushed every few hundred pairs, equal the p
         pairs = [];
       }
     }
-    for (const [ix, row] of expected) {
-      const stored = decodeNeighbours(store.model.get(neighboursKey('demo', ix)));
-      const got = [...stored.ix].map((j, k) => [j, stored.weight[k]!]);
-      assert.deepEqual(got, row, `row ${ix}`);
-    }
-  } finally {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
+    for (const [ix, row] of expected) assert.deepEqual(storedRow(store, ix), row, `row ${ix}`);
+  });
 });
 
 /** The plain model of one flush interval: rows as the last flush left them, then `pairs` added, each cut at twice `max` and at the end. */
@@ -116,8 +105,7 @@ function flushedModel(before: Map<number, Array<[number, number]>>, pairs: Array
  */
 function fractionalRun(between: 'nothing' | 'trim' | 'restart'): Promise<Map<string, unknown>> {
   return withModelStore((store) => {
-    let seed = 23;
-    const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    const random = lcg(23);
     const weights = { detail_pageview: 0.3, item_interaction: 1.1, purchase: 2.7 };
     const types = Object.keys(weights);
     const max = 6;
@@ -152,10 +140,7 @@ test('trim(0) after every flush (rows read back from LMDB) stores the same rows 
 test('a row past the bound is cut to its strongest neighbours, at twice the bound while adding and at a flush', async () => {
   await withModelStore((store) => {
     const state = new CooccurrenceState(store, 'demo', 2, true);
-    const row = (ix: number) => {
-      const stored = decodeNeighbours(store.model.get(neighboursKey('demo', ix)));
-      return [...stored.ix].map((j, k) => [j, stored.weight[k]!]);
-    };
+    const row = (ix: number) => storedRow(store, ix);
     // Five neighbours, past twice the bound (4): cut at once to the strongest two, 2 and 4 (equal
     // weights, lower ix first); 1's 1.5 is dropped, so its 2.5 later starts from nothing.
     for (const [j, w] of [[1, 1.5], [2, 3], [3, 2], [4, 3], [5, 0.5]] as const) state.addPair(0, j, w);
@@ -192,7 +177,6 @@ test('a row stored under a larger maxNeighbours loads cut to its strongest entri
     const narrow = new CooccurrenceState(store, 'demo', 4);
     narrow.addPair(0, 99, 100);
     store.modelRoot.transactionSync(narrow.prepareFlush([]));
-    const stored = decodeNeighbours(store.model.get(neighboursKey('demo', 0)));
-    assert.deepEqual([...stored.ix].map((j, k) => [j, stored.weight[k]!]), [[99, 100], [30, 30], [29, 29], [28, 28]]);
+    assert.deepEqual(storedRow(store, 0), [[99, 100], [30, 30], [29, 29], [28, 28]]);
   });
 });
