@@ -15,7 +15,7 @@
  */
 import { grown } from '../domain/grown.ts';
 import type { Store } from '../store/open.ts';
-import { copyU32Into, encodeNeighboursInto, neighboursIn, neighboursKey, neighboursWords } from '../store/model.ts';
+import { encodeNeighboursInto, NeighbourRowReader, neighboursKey, neighboursWords } from '../store/model.ts';
 
 const FIRST_CAPACITY = 8;
 /** Not loaded (row metadata). */
@@ -69,9 +69,7 @@ export class CooccurrenceState {
     const off = this.#sortOff;
     return this.#w[off + b]! - this.#w[off + a]! || this.#ix[off + a]! - this.#ix[off + b]!;
   };
-  /** A stored row's words, copied from LMDB's reused buffer when a row is loaded. */
-  #words = new Uint32Array(256);
-  #floats = new Float32Array(this.#words.buffer);
+  readonly #reader = new NeighbourRowReader();
 
   /** `fresh`: nothing of this environment was ever written (the builder's position is 0). */
   constructor(store: Store, env: string, maxNeighbours: number, fresh = false) {
@@ -159,24 +157,17 @@ export class CooccurrenceState {
 
   /** Loads row r (from LMDB when it may exist) into a block of its size. */
   #load(r: number): void {
-    const bytes = this.#mayExist ? this.#store.model.getBinaryFast(neighboursKey(this.#env, r)) : undefined;
-    let n = 0;
-    if (bytes) {
-      const words = copyU32Into(this.#words, bytes);
-      if (words !== this.#words) [this.#words, this.#floats] = [words, new Float32Array(words.buffer)];
-      n = neighboursIn(words, bytes.length >>> 2);
-    }
+    const stored = this.#reader;
     // Written under a larger maxNeighbours (the configuration changed): rows are stored strongest
     // first, so the row keeps its strongest entries, as a flush under the new bound would store it.
-    const stored = n;
-    n = Math.min(n, this.#maxNeighbours);
+    const n = Math.min(stored.read(this.#mayExist ? this.#store.model.getBinaryFast(neighboursKey(this.#env, r)) : undefined), this.#maxNeighbours);
     let cls = 0;
     while (this.#classCap[cls]! < n) cls++;
     this.#alloc(r, cls);
     const off = this.#off[r]!;
     for (let i = 0; i < n; i++) {
-      this.#ix[off + i] = this.#words[1 + i]!;
-      this.#w[off + i] = this.#floats[1 + stored + i]!;
+      this.#ix[off + i] = stored.ix(i);
+      this.#w[off + i] = stored.weight(i);
     }
     this.#n[r] = n;
     if (n > 0) this.#rehash(r);

@@ -8,7 +8,7 @@
  * rewrote are dropped (their entries stay until the arena is full, then all rows are read anew).
  */
 import { grown } from '../domain/grown.ts';
-import { copyU32Into, neighboursIn, neighboursKey } from '../store/model.ts';
+import { NeighbourRowReader, neighboursKey } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 
 const FIRST_ENTRIES = 1 << 16;
@@ -25,9 +25,7 @@ export class NeighbourRows {
   ix = new Uint32Array(FIRST_ENTRIES);
   weight = new Float32Array(FIRST_ENTRIES);
   #used = 0;
-  /** A stored row's words, copied from LMDB's reused buffer (valid until its next read). */
-  #words = new Uint32Array(256);
-  #floats = new Float32Array(this.#words.buffer);
+  readonly #reader = new NeighbourRowReader();
 
   constructor(store: Store, environment: string, rowLength: number, maxEntries: number) {
     this.#store = store;
@@ -63,14 +61,8 @@ export class NeighbourRows {
   }
 
   #read(ix: number): number {
-    const bytes = this.#store.model.getBinaryFast(neighboursKey(this.#environment, ix));
-    // Stored as [n, ix × n, f32 weight × n] (store/model.ts); a malformed value reads as empty.
-    let n = 0;
-    if (bytes) {
-      const words = copyU32Into(this.#words, bytes);
-      if (words !== this.#words) [this.#words, this.#floats] = [words, new Float32Array(words.buffer)];
-      n = neighboursIn(words, bytes.length >>> 2);
-    }
+    const stored = this.#reader;
+    const n = stored.read(this.#store.model.getBinaryFast(neighboursKey(this.#environment, ix)));
     const kept = Math.min(n, this.#rowLength);
     if (this.#used + kept > this.#maxEntries) this.clear();
     if (this.#used + kept > this.ix.length) {
@@ -79,10 +71,10 @@ export class NeighbourRows {
       this.weight = grown(this.weight, size, this.#used);
     }
     const start = this.#used;
-    const top = kept > 0 && this.#floats[1 + n]! > 0 ? this.#floats[1 + n]! : 1;
+    const top = kept > 0 && stored.weight(0) > 0 ? stored.weight(0) : 1;
     for (let k = 0; k < kept; k++) {
-      this.ix[start + k] = this.#words[1 + k]!;
-      this.weight[start + k] = this.#floats[1 + n + k]! / top;
+      this.ix[start + k] = stored.ix(k);
+      this.weight[start + k] = stored.weight(k) / top;
     }
     this.#used += kept;
     this.#start[ix] = start;

@@ -16,7 +16,7 @@
  */
 import type { TrainedModelConfig } from '../config/types.ts';
 import { withRoom } from '../domain/grown.ts';
-import { decodeNeighbours } from '../store/model.ts';
+import { NeighbourRowReader } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 import { readTrainedItems, readTrainedMeta, trainedRowKey } from '../store/trained-model.ts';
 import type { CatalogView } from './catalog-view.ts';
@@ -75,6 +75,7 @@ export class TrainedScores {
   /** A row read from LMDB, as model columns, before it goes to the arena. */
   #rowColumns = new Uint32Array(0);
   #rowWeights = new Float32Array(0);
+  readonly #reader = new NeighbourRowReader();
   /** The next model column whose row warm() reads. */
   #warmColumn = 0;
 
@@ -132,17 +133,20 @@ export class TrainedScores {
     }
     const at = this.#start[ix]!;
     if (at >= 0) return at;
-    const stored = decodeNeighbours(this.#store.model.get(trainedRowKey(this.#view.environment, this.#version, ix)));
-    const n = stored.ix.length;
+    // Read from LMDB's reused buffer into reused words (warm() reads a whole version at a switch):
+    // stored as [n, ix × n, f32 weight × n] (store/model.ts); a malformed value reads as empty.
+    const stored = this.#reader;
+    const n = stored.read(this.#store.model.getBinaryFast(trainedRowKey(this.#view.environment, this.#version, ix)));
     const columns = (this.#rowColumns = withRoom(this.#rowColumns, n));
     const weights = (this.#rowWeights = withRoom(this.#rowWeights, n));
     // Every entry of a row is a model item; one that is not (a malformed row) is dropped.
     let kept = 0;
     for (let k = 0; k < n; k++) {
-      const column = stored.ix[k]! < this.#columnOf.length ? this.#columnOf[stored.ix[k]!]! : -1;
+      const other = stored.ix(k);
+      const column = other < this.#columnOf.length ? this.#columnOf[other]! : -1;
       if (column < 0) continue;
       columns[kept] = column;
-      weights[kept++] = stored.weight[k]!;
+      weights[kept++] = stored.weight(k);
     }
     const start = this.#kernel.append(columns, weights, kept);
     this.#start[ix] = start;

@@ -118,6 +118,34 @@ export function decodeNeighbours(bytes: Uint8Array | undefined): Neighbours {
   return { ix: all.subarray(1, 1 + n), weight: new Float32Array(all.buffer, (1 + n) * 4, n) };
 }
 
+/**
+ * Reads encoded neighbour rows into words it reuses (no copy per row, nothing for the GC): after
+ * read(), neighbour k of the row is ix(k) with weight(k), for k < the count read() returned.
+ * For rows read in bulk or per request (the builder's loads, the ranking workers' row arenas).
+ */
+export class NeighbourRowReader {
+  #words = new Uint32Array(256);
+  #floats = new Float32Array(this.#words.buffer);
+  #n = 0;
+
+  /** Copies a stored row out of LMDB's reused buffer; returns its neighbour count (0: none or malformed). */
+  read(bytes: Uint8Array | undefined): number {
+    this.#n = 0;
+    if (!bytes) return 0;
+    const words = copyU32Into(this.#words, bytes);
+    if (words !== this.#words) [this.#words, this.#floats] = [words, new Float32Array(words.buffer)];
+    return (this.#n = neighboursIn(words, bytes.length >>> 2));
+  }
+
+  ix(k: number): number {
+    return this.#words[1 + k]!;
+  }
+
+  weight(k: number): number {
+    return this.#floats[1 + this.#n + k]!;
+  }
+}
+
 /** Words (u32) of an encoded row of `n` neighbours. */
 export const neighboursWords = (n: number) => 1 + 2 * n;
 
