@@ -80,6 +80,16 @@ test('invalid values are reported by key', () => {
   assert.deepEqual(problemsOf({ AFFINITY_CONFIG: shares }), ['environments.shop.controlGroups: shares add up to 1.2, more than 1']);
 });
 
+test('the trained model\'s quality options refuse values out of range, by key', () => {
+  const trained = (values: Record<string, unknown>) =>
+    configFile('c.json', JSON.stringify({ environments: { shop: { itemTypes: ['product'], model: { trained: values } } } }));
+  assert.deepEqual(problemsOf({ AFFINITY_CONFIG: trained({ ownWeightPower: -0.5 }) }), ['environments.shop.model.trained.ownWeightPower must be >= 0']);
+  assert.deepEqual(problemsOf({ AFFINITY_CONFIG: trained({ ownWeightPower: 'half' }) }), ['environments.shop.model.trained.ownWeightPower must be number']);
+  assert.deepEqual(problemsOf({ AFFINITY_CONFIG: trained({ shortHistoryItems: 20_000 }) }), ['environments.shop.model.trained.shortHistoryItems must be <= 10000']);
+  const kept = loadConfig({ AFFINITY_CONFIG: trained({ ownWeightPower: 1, shortHistoryItems: 0 }) }).environments.shop!.model.trained;
+  assert.deepEqual([kept.ownWeightPower, kept.shortHistoryItems], [1, 0]);
+});
+
 test('an unreadable or unparsable file is reported with its path', () => {
   const [missing] = problemsOf({ AFFINITY_CONFIG: '/nonexistent/affinity.yaml' });
   assert.match(missing!, /^AFFINITY_CONFIG: cannot read '\/nonexistent\/affinity.yaml'/);
