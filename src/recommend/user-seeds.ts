@@ -86,16 +86,20 @@ export class UserSeeds {
 
   /**
    * The indices (into ix/weight/time) of the `max` most recent seeds, most recent first (time 0
-   * = now, newest of all); ties keep the order first seen. Written into `out`; returns how many.
+   * = now, newest of all); of seeds with the same time the one seen later counts as newer, as
+   * histories are added oldest first. Times are whole seconds: events posted in a burst share
+   * one, and the first seen of them won before, so a user who sent 80 events in a second was
+   * seeded by the oldest of them, and which ones depended on where the second's boundaries fell
+   * (the wall clock). Written into `out`; returns how many.
    */
   mostRecent(max: number, out: Uint32Array): number {
     let kept = 0;
     const recency = (s: number) => this.time[s]! || Infinity;
     for (let s = 0; s < this.count; s++) {
       const r = recency(s);
-      if (kept === max && r <= recency(out[kept - 1]!)) continue;
+      if (kept === max && r < recency(out[kept - 1]!)) continue;
       let at = kept < max ? kept++ : kept - 1;
-      while (at > 0 && recency(out[at - 1]!) < r) {
+      while (at > 0 && recency(out[at - 1]!) <= r) {
         out[at] = out[at - 1]!;
         at--;
       }
