@@ -27,12 +27,13 @@
 //   BENCH_ROUNDS=n (default 3)   BENCH_JSON=1 also JSON lines   BENCH_QUIET_WAIT_SEC (wrk-runner)
 //   BENCH_DATA_DIR=dir  keep the loaded data set there and reuse it in later runs (for repeated
 //                profiling: loading 100k items takes minutes); unset, a fresh temporary directory.
-//                A directory prepared for another BENCH_ITEMS is refused; rounds write to it
-//                (request counters, the events posted beside), so delete it for a pristine run.
+//                A directory prepared for another BENCH_ITEMS is refused. Every round serves a
+//                fresh copy of it, so what a round writes (the events posted beside, request
+//                counters) reaches neither the later rounds nor the kept set.
 //   BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'  more node flags for the measured service
 // Exit code 1 only when requests failed (non-2xx, socket errors, timeouts), not for a missed target.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -376,9 +377,15 @@ async function roundBaseline(contextFile: string): Promise<RoundResult> {
 }
 
 async function roundAffinity(prepared: Prepared, contextFile: string, contexts: string[]): Promise<RoundResult> {
+  // Each round serves a copy of the loaded data set: a round writes to it (the ~300,000 events
+  // posted beside the light run, request counters), and on the set itself those events made the
+  // next round's service start stale enough that its trainer rebuilt the model during the runs.
+  const roundDir = join(tmp, 'round-data');
+  rmSync(roundDir, { recursive: true, force: true });
+  cpSync(dataDir, roundDir, { recursive: true });
   const t0 = performance.now();
   const extraArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
-  const server = await startServer({ dataDir, built: true, nodeArgs: ['--trace-gc', ...extraArgs] });
+  const server = await startServer({ dataDir: roundDir, built: true, nodeArgs: ['--trace-gc', ...extraArgs] });
   const startSec = (performance.now() - t0) / 1000;
   running = server;
   try {
