@@ -26,10 +26,11 @@ test('latest stays the newest items in order, each once, as items arrive and are
     const nextSec = () => START_SEC + ((state = (state * 48271) % 2147483647) % 20_000);
     const put = async (id: string, sec: number) => {
       publishedSec.set(id, sec);
-      await catalog.put({ environment: 'demo', item_id: id, item_type: 'article', publication_datetime: new Date(sec * 1000).toISOString() });
+      const op = catalog.put({ environment: 'demo', item_id: id, item_type: 'article', publication_datetime: new Date(sec * 1000).toISOString() });
+      await op;
       store.resetReadTxns();
       const ix = store.itemIndex.get(['demo', 'article', id]) as number;
-      view.apply({ seq: ++seq, environment: 'demo', itemType: 'article', itemId: id, ix, op: 'put', at: Date.now() });
+      view.apply({ seq: ++seq, environment: 'demo', itemType: 'article', itemId: id, ix, op: await op, at: Date.now() });
     };
     for (let i = 0; i < LATEST_SIZE + 300; i++) await put(`a${i}`, nextSec());
     // Re-published: old ones made newest (they enter, pushing the oldest out), the newest moved
