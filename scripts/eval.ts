@@ -190,9 +190,13 @@ for (const name of values.dataset) {
     const buckets: Record<string, Record<string, string>> = {};
     for (const [method, runs] of methods) {
       // A bucket without users has no figure (not 0).
-      buckets[method] = Object.fromEntries(
-        HISTORY_BUCKETS.map((b, i) => [b.label, runs.buckets[0]![i]!.users === 0 ? '—' : mean(runs.buckets.map((r) => r[i]!.ndcgAtK)).toFixed(4)]),
-      );
+      // Over several seeds with their spread: a bucket holds a few hundred users, so its mean
+      // moves by hundredths between splits, and a difference far inside that is a tie.
+      const figure = (i: number) => {
+        const xs = runs.buckets.map((r) => r[i]!.ndcgAtK);
+        return xs.length > 1 ? fmt(xs) : xs[0]!.toFixed(4);
+      };
+      buckets[method] = Object.fromEntries(HISTORY_BUCKETS.map((b, i) => [b.label, runs.buckets[0]![i]!.users === 0 ? '—' : figure(i)]));
     }
     buckets['users'] = Object.fromEntries(HISTORY_BUCKETS.map((b, i) => [b.label, String(Math.round(mean(first.buckets.map((r) => r[i]!.users))))]));
     console.log('nDCG@10 by history length (distinct training items of the user)');
