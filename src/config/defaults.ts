@@ -23,7 +23,11 @@ export const ENVIRONMENT_DEFAULTS: EnvironmentConfig = {
     // 500 gave 0.418 (a user's whole history there); 12 bytes an entry.
     historyLength: 500,
     cooccurrenceWindow: 10,
-    maxNeighbours: 200,
+    // A row is cut to this many when it passes twice as many and is stored up to twice as long
+    // (model/cooccurrence.ts); the ranking reads the strongest 100 at most. 100 (stored up to 200,
+    // what 200 stored before rows were no longer cut at flushes) gave MovieLens 100k the same
+    // P@10 as 200: 0.4200 / 0.4197 (random split, 5 seeds), time split nDCG@10 0.2145 / 0.2147.
+    maxNeighbours: 100,
     attributionWindowSec: 24 * 3600,
     seedHalfLifeSec: 14 * 24 * 3600,
     // Chosen on MovieLens 100k (README, "Trained model"): DLAE beat EASE at every λ tried; the

@@ -4,14 +4,16 @@
  * both i→j and j→i gain the configured weight of the new consumption. Rows live in flat typed
  * heaps (no object or typed array per row: allocating and growing those was ~5% of the builder,
  * issue 12), unsorted, each with a small open-addressing table from neighbour to slot, so a pair
- * update is a hash probe and an add. A row is put in order (strongest first, equal weights by
- * lower ix) only where order matters: when it reaches twice `maxNeighbours` and is cut back to
- * its strongest `maxNeighbours`, and at a flush, where its weights are rounded to the f32 that is
- * stored and it is cut to what is written (store/model.ts layout). Memory then equals LMDB, so a
- * restart (or a trim) resumes from exactly the state an uninterrupted builder keeps: with f64
- * sums kept past the flush, fractional weights drifted apart from the stored f32 ones. Keeping
- * every row sorted as it changed (indexOf over up to 401 entries, binary search, copyWithin) was
- * ~22% of the builder's time at a 1M-event replay.
+ * update is a hash probe and an add. A row is cut back to its strongest `maxNeighbours` (equal
+ * weights: lower ix first) only when it reaches twice that: where the order of the events says,
+ * never where a flush falls. Weights are summed in f32, what is stored. A flush writes each
+ * changed row whole and in order, up to twice `maxNeighbours` long (readers take the strongest
+ * they need), so memory equals LMDB and a restart (or a trim) resumes from exactly the state an
+ * uninterrupted builder keeps. Before, a flush also cut rows to the bound and rounded their f64
+ * sums, and flushes come every 100 ms of wall time: the same events posted twice gave rows with
+ * other weak neighbours, and 17 to 23 of MovieLens's 943 lists in another order (issue 13).
+ * Keeping every row sorted as it changed (indexOf over up to 401 entries, binary search,
+ * copyWithin) was ~22% of the builder's time at a 1M-event replay.
  */
 import { grown } from '../domain/grown.ts';
 import type { Store } from '../store/open.ts';
@@ -159,8 +161,9 @@ export class CooccurrenceState {
   #load(r: number): void {
     const stored = this.#reader;
     // Written under a larger maxNeighbours (the configuration changed): rows are stored strongest
-    // first, so the row keeps its strongest entries, as a flush under the new bound would store it.
-    const n = Math.min(stored.read(this.#mayExist ? this.#store.model.getBinaryFast(neighboursKey(this.#env, r)) : undefined), this.#maxNeighbours);
+    // first, so the row keeps its strongest entries, as the cut under the new bound keeps them.
+    const storedCount = stored.read(this.#mayExist ? this.#store.model.getBinaryFast(neighboursKey(this.#env, r)) : undefined);
+    const n = storedCount > 2 * this.#maxNeighbours ? this.#maxNeighbours : storedCount;
     let cls = 0;
     while (this.#classCap[cls]! < n) cls++;
     this.#alloc(r, cls);
@@ -253,7 +256,7 @@ export class CooccurrenceState {
     for (let e = table[toff + h]!; e !== 0; e = table[toff + h]!) {
       const s = this.#off[from]! + e - 1;
       if (this.#ix[s] === to) {
-        this.#w[s] = this.#w[s]! + weight;
+        this.#w[s] = Math.fround(this.#w[s]! + weight);
         return;
       }
       h = (h + 1) & mask;
@@ -268,7 +271,7 @@ export class CooccurrenceState {
     }
     const off = this.#off[from]!;
     this.#ix[off + n] = to;
-    this.#w[off + n] = weight;
+    this.#w[off + n] = Math.fround(weight);
     this.#table[toff + h] = ++n;
     this.#n[from] = n;
     if (n > 2 * this.#maxNeighbours) this.#cut(from);
@@ -298,18 +301,13 @@ export class CooccurrenceState {
     this.#dirty.length = 0;
     // One buffer for every row of the flush: an ArrayBuffer per row was most of the encoding's cost.
     let words = 0;
-    for (const r of dirty) words += neighboursWords(Math.min(this.#n[r]!, this.#maxNeighbours));
+    for (const r of dirty) words += neighboursWords(this.#n[r]!);
     const out = new Uint32Array(words);
     let at = 0;
-    const w = this.#w;
     for (const r of dirty) {
       this.#isDirty[r] = 0;
-      // Memory keeps the f32 that is stored: a restart reads back exactly what this state goes on from.
-      const off = this.#off[r]!;
-      for (let s = off, end = off + this.#n[r]!; s < end; s++) w[s] = Math.fround(w[s]!);
-      // One sort, of the rounded weights: it orders what is written and, over the bound, what is kept.
+      // The whole row, in order; memory is not cut here (see the module comment).
       this.#sortRow(r);
-      if (this.#n[r]! > this.#maxNeighbours) this.#keepSorted(r);
       const n = this.#n[r]!;
       writes.push([r, encodeNeighboursInto(out, at, this.#sortedIx, this.#sortedW, n)]);
       at += neighboursWords(n);

@@ -65,6 +65,8 @@ const WARM_MS_PER_SYNC = 0.2;
  * exclusions rarely empty it (the fallback chain fills what they do).
  */
 const TRAINED_CANDIDATES = 50;
+/** Seeds' ages count in whole hours (below an hour, no decay): an hour of a 14-day half-life is 0.2%. */
+const SEED_AGE_STEP_SEC = 3600;
 /** A half-life the kernel reads as "no decay" (model.seedHalfLifeSec 0): 2^(-age / 3e38) = 1 in f32. */
 const NO_DECAY_SEC = 3e38;
 
@@ -190,7 +192,9 @@ export class Engine {
       const view = new CatalogView(store, name, config, ranker);
       const signals = new Signals(store, view, ranker);
       const trained = new TrainedScores(store, view, config.model.trained);
-      const rows = new NeighbourRows(store, name, ITEM_ROW, MAX_CACHED_ROWS * ITEM_ROW);
+      // A stored row holds up to twice maxNeighbours (model/cooccurrence.ts): its strongest maxNeighbours serve.
+      const rowLength = Math.min(ITEM_ROW, config.model.maxNeighbours);
+      const rows = new NeighbourRows(store, name, rowLength, MAX_CACHED_ROWS * rowLength);
       this.#environments.set(name, { view, ranker, signals, trained, everyIx: new Uint32Array(0), rows, trainedStale: true });
     }
     this.sync(Date.now());
@@ -391,17 +395,22 @@ export class Engine {
         context = this.#context.fill(0);
         const vectors = env.view.vectors;
         // Ages count from the user's newest seed (model.seedHalfLifeSec): the kernel decays by
-        // now − time, so times shift forward by the newest seed's age (none when a seed is "now",
-        // time 0, such as the context item). On MovieLens's time split (lists asked at the data's
+        // now − time, so a seed goes in as now − its age (from the request instead when a seed
+        // is "now", time 0, such as the context item). On MovieLens's time split (lists asked at the data's
         // end), decay from the request left nothing of this part to users last seen months
         // before: nDCG@10 0.2049 with it, 0.2127 from the newest seed (issue 13).
         const newest = n > 0 ? seeds.time[recent[0]!]! : 0;
-        const shift = newest > 0 && task.nowSec > newest ? task.nowSec - newest : 0;
+        const ageFrom = newest > 0 && task.nowSec > newest ? newest : task.nowSec;
         for (let r = 0; r < n; r++) {
           const ix = seeds.ix[recent[r]!]!;
           const weight = seeds.weight[recent[r]!]!;
           const time = seeds.time[recent[r]!]!;
-          b.addSeed(weight, time === 0 ? 0 : time + shift);
+          // Ages in whole SEED_AGE_STEP_SEC: a burst of events is stamped over a second or two,
+          // differently each time it arrives, and a second more of age (5.7e-7 less weight at
+          // 14 days) could swap near-equal candidates (issue 13: results may not depend on when
+          // the same events arrived).
+          const age = Math.max(0, ageFrom - time);
+          b.addSeed(weight, time === 0 ? 0 : task.nowSec - (age - (age % SEED_AGE_STEP_SEC)));
           const row = env.rows.row(ix);
           b.addEntries(env.rows.ix, env.rows.weight, row, Math.min(PERSONAL_ROW, env.rows.lengthOf(ix)));
           if (ix < env.view.capacity) for (let d = 0; d < VECTOR_DIM; d++) context[d]! += weight * vectors[ix * VECTOR_DIM + d]!;

@@ -524,9 +524,10 @@ describe('model builder', { concurrency: true }, () => {
       });
     });
 
-    it('keeps only the maxNeighbours strongest neighbours of an item', async () => {
-      // Four users each view n-1 and then consume another item: n-1 gains four neighbours.
-      const then: Array<[string, string]> = [['detail_pageview', 'n-2'], ['item_interaction', 'n-3'], ['purchase', 'n-4'], ['add_to_cart', 'n-5']];
+    it('keeps only the maxNeighbours strongest neighbours of an item once it has more than twice as many', async () => {
+      // Five users each view n-1 and then consume another item: n-1 gains five neighbours, one
+      // more than twice maxNeighbours (2), and is cut to its strongest two.
+      const then: Array<[string, string]> = [['detail_pageview', 'n-2'], ['item_interaction', 'n-3'], ['purchase', 'n-4'], ['add_to_cart', 'n-5'], ['detail_pageview', 'n-6']];
       await track(
         s,
         then.flatMap(([type, id], k) => [ev('detail_pageview', user(`nb-${k}`), ['product', 'n-1']), ev(type, user(`nb-${k}`), ['product', id])]),
