@@ -41,7 +41,7 @@ export interface ModelConfig {
   historyLength: number;
   /** How many of a user's recent items a new consumption is paired with for co-occurrence. */
   cooccurrenceWindow: number;
-  /** Neighbours kept per item, strongest first. */
+  /** Neighbours kept per item, strongest first: a row is cut to this many when it passes twice as many (model/cooccurrence.ts). */
   maxNeighbours: number;
   /** A conversion is attributed to a recommendation click on the same item at most this long before. */
   attributionWindowSec: number;
