@@ -33,6 +33,7 @@
 //   BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'  more node flags for the measured service
 // Exit code 1 only when requests failed (non-2xx, socket errors, timeouts), not for a missed target.
 import { spawn } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -116,9 +117,20 @@ interface Health {
  * build's ms, or undefined when the model is switched off.
  */
 async function buildTrainedModel(url: string, token: string): Promise<number | undefined> {
-  const res = await fetch(`${url}/api/${ENVIRONMENT}/model/rebuild`, { method: 'POST', headers: { Authorization: `Bearer ${token}` } });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`model rebuild answered ${res.status}: ${text}`);
+  // node:http, not fetch: the answer comes once the model serves, and at 1,000,000 items a build
+  // takes longer than fetch's 300 s wait for response headers (the first 1M run failed there).
+  const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const req = httpRequest(`${url}/api/${ENVIRONMENT}/model/rebuild`, { method: 'POST', headers: { Authorization: `Bearer ${token}` } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+  if (status !== 200) throw new Error(`model rebuild answered ${status}: ${text}`);
   const body = JSON.parse(text) as { status: string; build_ms?: number };
   return body.status === 'built' ? body.build_ms : undefined;
 }
