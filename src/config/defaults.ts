@@ -43,7 +43,8 @@ export const ENVIRONMENT_DEFAULTS: EnvironmentConfig = {
       rebuildIntervalSec: 3600,
       // 10% more events than the serving model learned from: a build at low priority is cheap next to stale lists.
       rebuildShare: 0.1,
-      maxMemoryBytes: 512 * 1024 ** 2,
+      // A 1,000,000-item catalog (452,869 model columns) needs 1.6 GB by sparseModelBytes (issue 11).
+      maxMemoryBytes: 2 * 1024 ** 3,
       weight: 100,
       maxSeeds: 0,
       // MovieLens 100k (docs/reference.md "Trained model"): 200 weights per item lost 0.005 of

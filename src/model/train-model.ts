@@ -60,6 +60,8 @@ export function buildTrainedModel(store: Store, environment: string, config: Env
     );
   }
   const read = performance.now();
+  // Training takes seconds to minutes without a turn of the event loop: no snapshot may stay open.
+  store.releaseReadSnapshots();
   const weights = trainSparseAutoencoder(data.rows, n, options);
   const trained = performance.now();
   const version = (serving?.version ?? 0) + 1;

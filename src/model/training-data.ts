@@ -10,7 +10,7 @@
  * user's, before and after the event that linked them, as in the model builder's histories.
  */
 import type { EnvironmentConfig } from '../config/types.ts';
-import { EventLog } from '../store/event-log.ts';
+import { EventLog, type StoredEvent } from '../store/event-log.ts';
 import { EVENT_TYPE_CODES, eventsPositionKey } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 import { eventWeight } from './event-weight.ts';
@@ -32,6 +32,9 @@ export interface TrainingData {
   /** What was read up to the model builder's position, for the next build to start from. */
   snapshot?: { position: number; fingerprint: string; encoded: Buffer };
 }
+
+/** Events read on one pair of read snapshots. */
+const READ_SLICE = 100_000;
 
 /** Users an item needs to become a model column. */
 const MIN_USERS = 2;
@@ -64,12 +67,12 @@ export function readTrainingData(store: Store, environment: string, config: Envi
     if (useSnapshot && pass.position > readFrom) snapshot = { position: pass.position, fingerprint, encoded: encodePass(pass) };
   };
   let eventsRead = 0;
-  for (const { seq, event } of new EventLog(store).after(environment, readFrom)) {
+  const take = (seq: number, event: StoredEvent): void => {
     if (seq > keepUpTo && pass.position <= keepUpTo && snapshot === undefined) keep();
     eventsRead++;
     pass.position = seq;
     const e = event.e;
-    if (EVENT_TYPE_CODES[e.event_type] === undefined) continue;
+    if (EVENT_TYPE_CODES[e.event_type] === undefined) return;
     const weight = eventWeight(eventWeights, e, trained.ownWeightPower);
     const userId = str(e.user_id);
     const deviceId = str(e.device_id);
@@ -78,7 +81,7 @@ export function readTrainingData(store: Store, environment: string, config: Envi
     const who = userId ? `u\u0000${userId}` : deviceId ? `d\u0000${deviceId}` : undefined;
     const itemId = str(e.action_item);
     const itemType = str(e.action_item_type);
-    if (!(weight > 0) || !who || !itemId || !itemType || !config.itemTypes.includes(itemType)) continue;
+    if (!(weight > 0) || !who || !itemId || !itemType || !config.itemTypes.includes(itemType)) return;
     const itemKey = `${itemType}\u0000${itemId}`;
     let ix = itemIx.get(itemKey);
     if (ix === undefined) {
@@ -86,7 +89,7 @@ export function readTrainingData(store: Store, environment: string, config: Envi
       ix = store.itemIndex.get([environment, itemType, itemId]) ?? -1;
       itemIx.set(itemKey, ix);
     }
-    if (ix < 0) continue;
+    if (ix < 0) return;
     const unixSec = Math.floor(event.t / 1000);
     if (unixSec > pass.newestSec) pass.newestSec = unixSec;
     let items = byUser.get(who);
@@ -94,6 +97,17 @@ export function readTrainingData(store: Store, environment: string, config: Envi
     const seen = items.get(ix);
     if (!seen) items.set(ix, [weight, unixSec]);
     else if (weight >= seen[0]) items.set(ix, [weight, Math.max(unixSec, seen[1])]);
+  };
+  // In slices, each on fresh read snapshots: one snapshot held for the whole read (seconds at
+  // millions of events) would keep every page the intake and the builder free meanwhile.
+  const log = new EventLog(store);
+  for (let sliceRead = READ_SLICE; sliceRead === READ_SLICE; ) {
+    sliceRead = 0;
+    for (const { seq, event } of log.after(environment, pass.position)) {
+      take(seq, event);
+      if (++sliceRead === READ_SLICE) break;
+    }
+    store.releaseReadSnapshots();
   }
   if (snapshot === undefined && pass.position <= keepUpTo) keep();
   const eventsPosition = pass.position;
