@@ -276,6 +276,12 @@ function warnFromLog(server: TestServer, when: string): void {
     if ((entry.level ?? 0) >= 40) counts.set(entry.msg ?? line, (counts.get(entry.msg ?? line) ?? 0) + 1);
   }
   for (const [msg, n] of counts) log(`service log while ${when}: ${n} × ${msg}`);
+  // A service that died says why outside its JSON log (V8's fatal errors, a native crash).
+  const { exitCode, signalCode } = server.proc;
+  if ((exitCode !== null && exitCode !== 0) || (signalCode !== null && signalCode !== 'SIGTERM')) {
+    const last = server.logs.filter((line) => !line.startsWith('{') && !/Scavenge|Mark-Compact|Mark-sweep|Minor Mark/.test(line)).slice(-30);
+    log(`the service exited (code ${exitCode}, signal ${signalCode}) while ${when}; its last lines:\n${last.join('\n')}`);
+  }
 }
 
 // --- one round of each variant ---
