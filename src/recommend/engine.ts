@@ -211,7 +211,9 @@ export class Engine {
       this.#changesPosition = changes[changes.length - 1]!.seq;
     }
     for (const env of this.#environments.values()) {
-      env.signals.refresh(nowMs);
+      // A new trained version (a rebuild) brings the popularity prior up to date with it: lists
+      // asked after a rebuild's 200 do not depend on when the last refresh happened (issue 13).
+      env.signals.refresh(nowMs, env.trainedStale);
       if (env.trainedStale) {
         env.trained.refresh();
         env.trainedStale = false;
