@@ -15,6 +15,7 @@ import { EVENT_TYPE_CODES, eventsPositionKey } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 import { eventWeight } from './event-weight.ts';
 import type { InteractionRows } from './linear-autoencoder.ts';
+import type { ConsumptionTable } from './consumption-table.ts';
 import { emptyPass, encodePass, readTrainingSnapshot } from './training-snapshot.ts';
 
 export interface TrainingData {
@@ -56,7 +57,7 @@ export function readTrainingData(store: Store, environment: string, config: Envi
   const stored = useSnapshot ? readTrainingSnapshot(store, environment, fingerprint) : {};
   const pass = stored.pass ?? emptyPass();
   const readFrom = pass.position;
-  const { byUser, deviceUser } = pass;
+  const { consumers, consumed, deviceUser } = pass;
   const itemIx = new Map<string, number>();
   // Events up to the builder's position have their items indexed (the builder indexes before it
   // applies): what is read up to there is final and kept for the next build. Past it, an event
@@ -92,11 +93,9 @@ export function readTrainingData(store: Store, environment: string, config: Envi
     if (ix < 0) return;
     const unixSec = Math.floor(event.t / 1000);
     if (unixSec > pass.newestSec) pass.newestSec = unixSec;
-    let items = byUser.get(who);
-    if (!items) byUser.set(who, (items = new Map()));
-    const seen = items.get(ix);
-    if (!seen) items.set(ix, [weight, unixSec]);
-    else if (weight >= seen[0]) items.set(ix, [weight, Math.max(unixSec, seen[1])]);
+    let c = consumers.get(who);
+    if (c === undefined) consumers.set(who, (c = consumers.size));
+    consumed.note(c, ix, weight, unixSec);
   };
   // In slices, each on fresh read snapshots: one snapshot held for the whole read (seconds at
   // millions of events) would keep every page the intake and the builder free meanwhile.
@@ -113,56 +112,55 @@ export function readTrainingData(store: Store, environment: string, config: Envi
   const eventsPosition = pass.position;
   const newestSec = pass.newestSec;
 
-  // Devices join their users on a copy: the pass (and a snapshot of it) keeps them apart, as the
-  // log said them, so later links still find the device's own items.
-  const merged = new Map(byUser);
+  // A device seen with a user is that user's, before and after the link; on a copy of the owners,
+  // so the pass (and a snapshot of it) keeps them apart as the log said them. A user with no
+  // events of their own takes the device's row.
+  const owner = new Uint32Array(consumers.size);
+  for (let c = 0; c < owner.length; c++) owner[c] = c;
   for (const [deviceId, userId] of deviceUser) {
-    const device = merged.get(`d\u0000${deviceId}`);
-    if (!device) continue;
-    merged.delete(`d\u0000${deviceId}`);
-    const own = merged.get(`u\u0000${userId}`);
-    if (!own) {
-      merged.set(`u\u0000${userId}`, device);
-      continue;
-    }
-    // A new map for the user: the pass's own must not change.
-    const user = new Map(own);
-    merged.set(`u\u0000${userId}`, user);
-    for (const [ix, seen] of device) {
-      const mine = user.get(ix);
-      if (!mine) user.set(ix, seen);
-      else if (seen[0] >= mine[0]) user.set(ix, [seen[0], Math.max(seen[1], mine[1])]);
-    }
+    const device = consumers.get(`d\u0000${deviceId}`);
+    if (device !== undefined) owner[device] = consumers.get(`u\u0000${userId}`) ?? device;
   }
+  const rows = groupByOwner(consumed, owner);
 
   // Items of two users or more become the model's columns, most consumed first (the model's
   // dense head is a prefix); ties: lower ix first, for stable builds.
-  const users = new Map<number, number>();
-  for (const items of merged.values()) for (const ix of items.keys()) users.set(ix, (users.get(ix) ?? 0) + 1);
-  const ranked = [...users].filter(([, count]) => count >= MIN_USERS).sort((a, b) => b[1] - a[1] || a[0] - b[0]);
-  const items = Uint32Array.from(ranked, ([ix]) => ix);
-  const column = new Map<number, number>();
-  items.forEach((ix, c) => column.set(ix, c));
+  const users = new Uint32Array(rows.ixEnd);
+  eachOwnerItem(consumed, rows, (ix) => users[ix]!++);
+  const ranked: number[] = [];
+  for (let ix = 0; ix < users.length; ix++) if (users[ix]! >= MIN_USERS) ranked.push(ix);
+  ranked.sort((a, b) => users[b]! - users[a]! || a - b);
+  const items = Uint32Array.from(ranked);
+  const column = new Int32Array(rows.ixEnd).fill(-1);
+  items.forEach((ix, c) => (column[ix] = c));
 
+  let interactions = 0;
+  eachOwnerItem(consumed, rows, (ix) => void (column[ix]! >= 0 && interactions++));
   const offsets: number[] = [0];
-  const cols: number[] = [];
-  const values: number[] = [];
+  const cols = new Uint32Array(interactions);
+  const values = new Float32Array(interactions);
   const halfLife = trained.halfLifeSec;
-  for (const consumed of merged.values()) {
-    for (const [ix, [weight, unixSec]] of consumed) {
-      const c = column.get(ix);
-      if (c === undefined) continue;
-      cols.push(c);
-      values.push(halfLife > 0 ? weight * 2 ** (-(newestSec - unixSec) / halfLife) : weight);
-    }
-    if (cols.length > offsets[offsets.length - 1]!) offsets.push(cols.length);
-  }
+  let k = 0;
+  eachOwnerItem(
+    consumed,
+    rows,
+    (ix, weight, unixSec) => {
+      const c = column[ix]!;
+      if (c < 0) return;
+      cols[k] = c;
+      values[k++] = halfLife > 0 ? weight * 2 ** (-(newestSec - unixSec) / halfLife) : weight;
+    },
+    () => {
+      if (k > offsets[offsets.length - 1]!) offsets.push(k);
+    },
+  );
   let sum = 0;
   for (const v of values) sum += v;
   const scale = values.length > 0 && sum > 0 ? values.length / sum : 1;
+  for (let e = 0; e < values.length; e++) values[e]! *= scale;
   return {
     items,
-    rows: { offsets: Uint32Array.from(offsets), cols: Uint32Array.from(cols), values: Float32Array.from(values, (v) => v * scale) },
+    rows: { offsets: Uint32Array.from(offsets), cols, values },
     users: offsets.length - 1,
     eventsPosition,
     readFrom,
@@ -170,4 +168,59 @@ export function readTrainingData(store: Store, environment: string, config: Envi
     ...(stored.problem ? { snapshotProblem: stored.problem } : {}),
     ...(snapshot ? { snapshot } : {}),
   };
+}
+
+/** The consumption table's entries grouped by owner (owner order, then first seen): `order[start[o] .. start[o + 1])`. */
+interface OwnerRows {
+  start: Uint32Array;
+  order: Uint32Array;
+  /** One past the largest item ix. */
+  ixEnd: number;
+  /** Per ix, the last row that took it, and where its merged weight and time are. */
+  taken: Int32Array;
+  weight: Float64Array;
+  sec: Uint32Array;
+}
+
+function groupByOwner(consumed: ConsumptionTable, owner: Uint32Array): OwnerRows {
+  const start = new Uint32Array(owner.length + 1);
+  let ixEnd = 0;
+  for (let e = 0; e < consumed.length; e++) {
+    start[owner[consumed.who[e]!]! + 1]!++;
+    ixEnd = Math.max(ixEnd, consumed.ix[e]! + 1);
+  }
+  for (let o = 0; o < owner.length; o++) start[o + 1]! += start[o]!;
+  const fill = start.slice(0, owner.length);
+  const order = new Uint32Array(consumed.length);
+  for (let e = 0; e < consumed.length; e++) order[fill[owner[consumed.who[e]!]!]!++] = e;
+  return { start, order, ixEnd, taken: new Int32Array(ixEnd).fill(-1), weight: new Float64Array(ixEnd), sec: new Uint32Array(ixEnd) };
+}
+
+/**
+ * Calls `each` once per (owner, item) with the item's merged weight and time (the strongest
+ * weight of the owner's consumers; equal weights, the latest time), owner by owner, items in
+ * first-seen order; `rowEnd` after each owner's row.
+ */
+function eachOwnerItem(consumed: ConsumptionTable, rows: OwnerRows, each: (ix: number, weight: number, unixSec: number) => void, rowEnd?: () => void): void {
+  const { start, order, taken, weight, sec } = rows;
+  taken.fill(-1);
+  const distinct: number[] = [];
+  for (let o = 0; o + 1 < start.length; o++) {
+    if (start[o + 1] === start[o]) continue;
+    distinct.length = 0;
+    for (let p = start[o]!; p < start[o + 1]!; p++) {
+      const e = order[p]!;
+      const ix = consumed.ix[e]!;
+      const w = consumed.weight[e]!;
+      if (taken[ix] !== o) {
+        taken[ix] = o;
+        weight[ix] = w;
+        sec[ix] = consumed.sec[e]!;
+        distinct.push(ix);
+      } else if (w > weight[ix]!) [weight[ix], sec[ix]] = [w, consumed.sec[e]!];
+      else if (w === weight[ix]! && consumed.sec[e]! > sec[ix]!) sec[ix] = consumed.sec[e]!;
+    }
+    for (const ix of distinct) each(ix, weight[ix]!, sec[ix]!);
+    rowEnd?.();
+  }
 }

@@ -19,11 +19,14 @@
  */
 import { createHash } from 'node:crypto';
 import type { Store } from '../store/open.ts';
+import { ConsumptionTable } from './consumption-table.ts';
 
 /** What the log has said so far, as one pass of model/training-data.ts holds it. */
 export interface TrainingPass {
-  /** Per user (`u\0id`) or device (`d\0id`): item ix → [strongest weight, latest unix sec at it]. */
-  byUser: Map<string, Map<number, [weight: number, unixSec: number]>>;
+  /** Consumers, a user (`u\0id`) or a device (`d\0id`), → their index in `consumed`, by first appearance. */
+  consumers: Map<string, number>;
+  /** Per consumer and item: the strongest weight and the latest unix sec at it. */
+  consumed: ConsumptionTable;
   /** Device → the user it was first seen with. */
   deviceUser: Map<string, string>;
   /** Newest event time read (unix sec). */
@@ -41,13 +44,14 @@ export interface TrainingSnapshotMeta {
   sha256: string;
 }
 
-const FORMAT = 1;
+/** 2: consumers and a flat consumption table (1 held a map of items per consumer). */
+const FORMAT = 2;
 const CHUNK_BYTES = 4 * 1024 * 1024;
 const metaKey = (env: string) => [env, 'training', 'meta'];
 const chunkKey = (env: string, i: number) => [env, 'training', 'chunk', i];
 
 /** A fresh pass: nothing read yet. */
-export const emptyPass = (): TrainingPass => ({ byUser: new Map(), deviceUser: new Map(), newestSec: 0, position: 0 });
+export const emptyPass = (): TrainingPass => ({ consumers: new Map(), consumed: new ConsumptionTable(), deviceUser: new Map(), newestSec: 0, position: 0 });
 
 /** Growable little-endian byte writer. */
 class Writer {
@@ -79,20 +83,20 @@ class Writer {
   }
 }
 
-/** The pass as bytes: header, users with their items, links. */
+/** The pass as bytes: header, consumers in index order, the consumption table, links. */
 export function encodePass(pass: TrainingPass): Buffer {
   const w = new Writer();
   w.f64(pass.position);
   w.u32(pass.newestSec);
-  w.u32(pass.byUser.size);
-  for (const [who, items] of pass.byUser) {
-    w.string(who);
-    w.u32(items.size);
-    for (const [ix, [weight, unixSec]] of items) {
-      w.u32(ix);
-      w.f64(weight);
-      w.u32(unixSec);
-    }
+  w.u32(pass.consumers.size);
+  for (const who of pass.consumers.keys()) w.string(who);
+  const t = pass.consumed;
+  w.u32(t.length);
+  for (let e = 0; e < t.length; e++) {
+    w.u32(t.who[e]!);
+    w.u32(t.ix[e]!);
+    w.f64(t.weight[e]!);
+    w.u32(t.sec[e]!);
   }
   w.u32(pass.deviceUser.size);
   for (const [device, user] of pass.deviceUser) {
@@ -116,18 +120,19 @@ export function decodePass(bytes: Buffer): TrainingPass {
     at += n;
     return bytes.toString('utf8', at - n, at);
   };
-  const pass = emptyPass();
-  pass.position = f64();
-  pass.newestSec = u32();
-  for (let users = u32(); users > 0; users--) {
-    const who = string();
-    const items = new Map<number, [number, number]>();
-    for (let n = u32(); n > 0; n--) {
-      const ix = u32();
-      items.set(ix, [f64(), u32()]);
-    }
-    pass.byUser.set(who, items);
+  const position = f64();
+  const newestSec = u32();
+  const consumers = new Map<string, number>();
+  for (let n = u32(), i = 0; i < n; i++) consumers.set(string(), i);
+  const entries = u32();
+  need(entries * 20);
+  const consumed = new ConsumptionTable(entries);
+  for (let e = 0; e < entries; e++) {
+    const who = u32();
+    if (who >= consumers.size) throw new Error(`training snapshot entry ${e} names consumer ${who} of ${consumers.size}`);
+    consumed.note(who, u32(), f64(), u32());
   }
+  const pass: TrainingPass = { consumers, consumed, deviceUser: new Map(), newestSec, position };
   for (let links = u32(); links > 0; links--) pass.deviceUser.set(string(), string());
   if (at !== bytes.length) throw new Error(`training snapshot has ${bytes.length - at} bytes after its end`);
   return pass;

@@ -7,9 +7,8 @@ export function snapshotPass(position: number): TrainingPass {
   pass.position = position;
   pass.newestSec = 1_700_000_000 + position;
   for (let u = 0; u < 20_000; u++) {
-    const items = new Map<number, [number, number]>();
-    for (let k = 0; k < 30; k++) items.set((u * 7 + k * 13 + position) % 100_000, [1 + ((u + k) % 5), 1_700_000_000 + k]);
-    pass.byUser.set(`u\u0000user-${u}-é`, items);
+    pass.consumers.set(`u\u0000user-${u}-é`, u);
+    for (let k = 0; k < 30; k++) pass.consumed.note(u, (u * 7 + k * 13 + position) % 100_000, 1 + ((u + k) % 5), 1_700_000_000 + k);
   }
   for (let d = 0; d < 1000; d++) pass.deviceUser.set(`device-${d}`, `user-${d * 3}`);
   return pass;
