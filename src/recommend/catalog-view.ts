@@ -17,6 +17,8 @@ import { ITEM_ENABLED as ENABLED, ITEM_IN_CATALOG as IN_CATALOG, UNKNOWN_TYPE as
 import type { Store } from '../store/open.ts';
 import type { ListFilters } from '../config/types.ts';
 import { contentVector } from './content-vector.ts';
+import { ItemKeys } from './item-keys.ts';
+import { grown } from '../domain/grown.ts';
 import { ALL_TYPES, VECTOR_DIM, type Ranker } from './reference-ranker.ts';
 
 // Local copies: an imported binding is read through a getter under tsx, which showed in profiles
@@ -59,14 +61,19 @@ export class CatalogView {
   /** Item id by ix (its type is config.itemTypes[type]). */
   readonly ids: Array<string | undefined> = [];
   readonly information = new Map<string, Array<string | undefined>>();
-  readonly #bitsets = new Map<string, Uint32Array>();
-  readonly #keysByIx = new Map<number, string[]>();
+  /** Each item's filter keys, as ids (item-keys.ts); the bitsets and postings are by key id. */
+  readonly #keys = new ItemKeys();
+  readonly #bitsets: Array<Uint32Array | undefined> = [];
   /**
    * Items of each category and tag key, in the order they got it: similarCandidates takes the
    * first ones of a key without walking a catalog-sized bitset (O(n / 32) per key: 10× the work
    * at 10× the catalog).
    */
-  readonly #postings = new Map<string, number[]>();
+  readonly #postings: Array<Uint32Array | undefined> = [];
+  /** Entries used in each posting (typed, off the GC's heap: as number[] they were 42 MB at 1M items). */
+  readonly #postingLength: number[] = [];
+  /** #index's key ids of one item, reused. */
+  readonly #idScratch: number[] = [];
   /** ix by publication time, newest first (ties: lower ix first); may hold items since disabled. */
   latest: number[] = [];
   /** The ix in `latest`. */
@@ -171,7 +178,8 @@ export class CatalogView {
     for (const keys of clauses) {
       clause.fill(0);
       for (const key of keys) {
-        const bits = this.#bitsets.get(key);
+        const id = this.#keys.idOf(key);
+        const bits = id === undefined ? undefined : this.#bitsets[id];
         if (!bits) continue;
         for (let w = 0; w < bits.length; w++) clause[w]! |= bits[w]!;
       }
@@ -191,10 +199,13 @@ export class CatalogView {
     const seen = this.#seenStamp;
     seen[ix] = stamp;
     // Keys are kept deepest category first, then tags (see #index): most specific neighbours first.
-    for (const key of this.#keysByIx.get(ix) ?? []) {
-      if (!isSimilarityKey(key)) break;
-      const items = this.#postings.get(key)!;
-      for (let i = 0; i < items.length && out.length < max; i++) {
+    const keys = this.#keys;
+    for (let k = keys.start(ix), end = k + keys.count(ix); k < end; k++) {
+      const id = keys.pool[k]!;
+      if (!isSimilarityKey(keys.names[id]!)) break;
+      const items = this.#postings[id]!;
+      const n = this.#postingLength[id]!;
+      for (let i = 0; i < n && out.length < max; i++) {
         const candidate = items[i]!;
         if (seen[candidate] !== stamp) {
           seen[candidate] = stamp;
@@ -250,34 +261,38 @@ export class CatalogView {
   #index(ix: number, keys: string[]): void {
     const word = ix >>> 5;
     const bit = 1 << (ix & 31);
-    for (const key of this.#keysByIx.get(ix) ?? []) {
-      const bits = this.#bitsets.get(key);
+    const itemKeys = this.#keys;
+    for (let k = itemKeys.start(ix), end = k + itemKeys.count(ix); k < end; k++) {
+      const id = itemKeys.pool[k]!;
+      const bits = this.#bitsets[id];
       if (bits && word < bits.length) bits[word]! &= ~bit;
-      const items = isSimilarityKey(key) ? this.#postings.get(key) : undefined;
-      const at = items ? items.indexOf(ix) : -1;
-      if (at >= 0) items!.splice(at, 1);
+      const items = this.#postings[id];
+      if (!items) continue;
+      const n = this.#postingLength[id]!;
+      const at = items.subarray(0, n).indexOf(ix);
+      if (at < 0) continue;
+      items.copyWithin(at, at + 1, n);
+      this.#postingLength[id] = n - 1;
     }
-    if (keys.length === 0) {
-      this.#keysByIx.delete(ix);
-      return;
-    }
+    const ids = this.#idScratch;
+    ids.length = 0;
+    for (const key of keys) ids.push(itemKeys.intern(key));
     // Deepest category paths (longest keys) first, then tags, then the rest: similarCandidates' order.
+    const names = itemKeys.names;
     const rank = (k: string) => (k.startsWith(CATEGORY_KEY_PREFIX) ? 0 : k.startsWith(TAG_KEY_PREFIX) ? 1 : 2);
-    keys.sort((a, b) => rank(a) - rank(b) || b.length - a.length);
-    this.#keysByIx.set(ix, keys);
+    ids.sort((a, b) => rank(names[a]!) - rank(names[b]!) || names[b]!.length - names[a]!.length);
+    itemKeys.set(ix, ids);
     const words = this.#capacity >>> 5;
-    for (const key of keys) {
-      let bits = this.#bitsets.get(key);
-      if (!bits || bits.length < words) {
-        const grown = new Uint32Array(words);
-        if (bits) grown.set(bits);
-        this.#bitsets.set(key, (bits = grown));
-      }
+    for (const id of ids) {
+      let bits = this.#bitsets[id];
+      if (!bits || bits.length < words) this.#bitsets[id] = bits = bits ? grown(bits, words) : new Uint32Array(words);
       bits[word]! |= bit;
-      if (!isSimilarityKey(key)) continue;
-      const items = this.#postings.get(key);
-      if (items) items.push(ix);
-      else this.#postings.set(key, [ix]);
+      if (!isSimilarityKey(names[id]!)) continue;
+      let items = this.#postings[id];
+      const n = this.#postingLength[id] ?? 0;
+      if (!items || n === items.length) this.#postings[id] = items = items ? grown(items, 2 * n) : new Uint32Array(4);
+      items[n] = ix;
+      this.#postingLength[id] = n + 1;
     }
   }
 

@@ -686,6 +686,19 @@ describe('recommendations API', { concurrency: true }, () => {
       assert.deepEqual(idsOf(recs.lists[0]!), ['ck1']);
       assert.deepEqual(sorted(idsOf(recs.lists[1]!)), ['ck2', 'fb1', 'fb2', 'nc', 'tn1']);
     });
+
+    test('an item written again with other categories, flags and language leaves the old filters and matches the new ones', async () => {
+      const matching = async (filters: Record<string, unknown>) => sorted(idsOf(((await api.recommend(req([{ list_name: 'latest', list_size: 10, filters }]))).lists as [RecList])[0]));
+      await api.put('article', 'mv', { categories: [['food', 'baking']], flags: ['hd'], language: 'fr', publication_datetime: published(7) });
+      assert.deepEqual(await matching({ categories: [['food', 'baking']] }), ['mv']);
+      await api.put('article', 'mv', { categories: [['sport', 'tennis']], flags: ['free'], language: 'de', publication_datetime: published(7) });
+      assert.deepEqual(await matching({ categories: [['food', 'baking']] }), []);
+      assert.deepEqual(await matching({ categories: ['food'] }), ['ck1', 'ck2']);
+      assert.deepEqual(await matching({ flags: ['hd'] }), ['ck1']);
+      assert.deepEqual(await matching({ language: 'fr' }), []);
+      assert.deepEqual(await matching({ categories: [['sport', 'tennis']] }), ['mv', 'tn1']);
+      assert.deepEqual(await matching({ flags: ['free'], language: 'de' }), ['fb2', 'mv']);
+    });
   });
 
   describe('information_field', { concurrency: 1 }, () => {
