@@ -83,6 +83,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
     builder = new ModelBuilder({
       store: config.store,
       environments: config.environments,
+      niceness: config.builder.niceness,
       log,
       onRows: ({ environment, ix }) => pool?.notify({ kind: 'rows', environment, ix }),
     });

@@ -144,8 +144,14 @@ const ENVIRONMENT = {
 const CONFIG_SCHEMA = {
   type: 'object',
   additionalProperties: false,
-  required: ['server', 'recommend', 'store', 'auth', 'ingest', 'log', 'reports', 'environments'],
+  required: ['server', 'recommend', 'builder', 'store', 'auth', 'ingest', 'log', 'reports', 'environments'],
   properties: {
+    builder: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['niceness'],
+      properties: { niceness: { type: 'integer', minimum: 0, maximum: 19 } },
+    },
     recommend: {
       type: 'object',
       additionalProperties: false,

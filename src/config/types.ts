@@ -230,6 +230,15 @@ export interface RecommendConfig {
   listCacheItems: number;
 }
 
+/** The model builder thread. */
+export interface BuilderConfig {
+  /**
+   * Its CPU niceness on Linux (0 = the process's priority, 19 = the lowest): below the serving
+   * threads, a builder on a saturated core applies events when requests leave it time.
+   */
+  niceness: number;
+}
+
 /** Limits of the reporting endpoints (GET /{env}/reports and friends). */
 export interface ReportsConfig {
   /** Longest day range a report may cover, in days. */
@@ -241,6 +250,7 @@ export interface ReportsConfig {
 export interface Config {
   server: ServerConfig;
   recommend: RecommendConfig;
+  builder: BuilderConfig;
   store: StoreConfig;
   auth: AuthConfig;
   ingest: IngestConfig;

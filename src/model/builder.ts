@@ -12,7 +12,7 @@ import type { BuilderRows, BuilderStats, BuilderWorkerData } from './builder-wor
 const RESTART_DELAY_MS = 1000;
 
 export class ModelBuilder {
-  readonly #workerData: BuilderWorkerData & { entry: string };
+  readonly #workerData: BuilderWorkerData & { entry: string; niceness: number };
   readonly #log: Logger;
   #worker!: Worker;
   #exited!: Promise<void>;
@@ -24,7 +24,7 @@ export class ModelBuilder {
   readonly #onRows: (rows: BuilderRows) => void;
 
   /** `onRows`: the neighbour rows each flush rewrote (committed), for the ranking workers. */
-  constructor(options: { store: StoreConfig; environments: Config['environments']; log: Logger; onRows?: (rows: BuilderRows) => void }) {
+  constructor(options: { store: StoreConfig; environments: Config['environments']; niceness?: number; log: Logger; onRows?: (rows: BuilderRows) => void }) {
     this.#log = options.log;
     this.#onRows = options.onRows ?? (() => undefined);
     this.#workerData = {
@@ -37,6 +37,9 @@ export class ModelBuilder {
       catchUpFlushMs: 8000,
       layoutFlushMs: 500,
       statsIntervalMs: 1000,
+      // Applied by ts-worker.mjs to this thread alone (config builder.niceness; absent, as in a
+      // standalone replay or the eval, the process's priority).
+      niceness: options.niceness ?? 0,
     };
     this.#start();
   }

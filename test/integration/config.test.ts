@@ -105,6 +105,8 @@ test('invalid configurations stop the process before it listens, with a message 
       run(t2, { AFFINITY_PORT: 'abc' }, [/AFFINITY_PORT must be an integer/, /'abc'/])),
     t.test('an unknown key under server in a YAML file exits 2 naming server and the key', (t2) =>
       run(t2, { AFFINITY_CONFIG: write('unknown-key.yaml', 'server:\n  prot: 1\n') }, [/server\b.*additional properties.*'prot'/])),
+    t.test('a builder niceness outside 0..19 exits 2 naming builder.niceness', (t2) =>
+      run(t2, { AFFINITY_BUILDER_NICENESS: '25' }, [/builder\.niceness/, /19/])),
     t.test('an environment with empty itemTypes exits 2 naming environments.<name>.itemTypes', (t2) =>
       run(t2, { AFFINITY_CONFIG: write('empty-types.yaml', 'environments:\n  shop:\n    itemTypes: []\n') }, [
         /environments\.shop\.itemTypes/,
