@@ -16,8 +16,9 @@ import { tempDir } from '../test/helpers/server.ts';
 import { cpuPerRequest, threadTicks } from './wrk-runner.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-const USERS = 50_000;
-const ITEMS = 100_000;
+// REPLAY_USERS / REPLAY_ITEMS: the scale (the 1,000,000-item bench data has 500,000 users).
+const USERS = Number(process.env.REPLAY_USERS ?? 50_000);
+const ITEMS = Number(process.env.REPLAY_ITEMS ?? 100_000);
 
 /** A deterministic generator (mulberry32): every run replays the same events. */
 function random(seed: number): () => number {
@@ -75,7 +76,17 @@ export async function replayThroughBuilder(
     const cpuStart = threadTicks(process.pid);
     const start = performance.now();
     const builder = new ModelBuilder({ store: storeConfig, environments: { demo: DEFAULT_CONFIG.environments.demo! }, log: pino({ level: 'warn' }) });
-    while ((builder.stats?.positions.demo ?? 0) < events) await sleep(20);
+    // REPLAY_PROGRESS=1: the builder's rate every 10 s (where a replay slows as its state grows).
+    let [shownAt, shownPosition] = [start, 0];
+    while ((builder.stats?.positions.demo ?? 0) < events) {
+      await sleep(20);
+      const now = performance.now();
+      if (process.env.REPLAY_PROGRESS === '1' && now - shownAt >= 10_000) {
+        const position = builder.stats?.positions.demo ?? 0;
+        console.error(`replay: ${position} events written after ${((now - start) / 1000).toFixed(0)} s, ${Math.round(((position - shownPosition) * 1000) / (now - shownAt))} events/s`);
+        [shownAt, shownPosition] = [now, position];
+      }
+    }
     const replaySec = (performance.now() - start) / 1000;
     const perEvent = cpuPerRequest(cpuStart, threadTicks(process.pid), events);
     await builder.close();
