@@ -8,7 +8,7 @@
 //   npm run bench -- reports          (BENCH_QUICK=1: fewer iterations)
 import { Bench } from 'tinybench';
 import { Store } from '../src/store/open.ts';
-import { addToRollup, coverageKey, latencyKey, rollupKey } from '../src/store/report-keys.ts';
+import { addToRollup, COVERAGE_CHUNK_ITEMS, coverageKey, latencyKey, rollupKey } from '../src/store/report-keys.ts';
 import { LATENCY_BUCKETS } from '../src/domain/latency-buckets.ts';
 import { getToken } from '../test/helpers/auth.ts';
 import { startServer, tempDir } from '../test/helpers/server.ts';
@@ -46,9 +46,12 @@ for (let d = 0; d < DAYS; d++) {
     addToRollup(store.modelState, rollupKey('demo', 'd', day, 'requests'), counts.filter(([id]) => id.endsWith('requests')));
     for (let h = 0; h < 24; h++) addToRollup(store.modelState, rollupKey('demo', 'h', `${day}T${String(h).padStart(2, '0')}`, 'builder'), counts);
     keys += counts.length + 26;
-    const bits = new Uint8Array(ITEMS / 8);
-    for (let i = 0; i < bits.length; i += 3) bits[i] = 0xff;
-    store.modelState.put(coverageKey('demo', day), Buffer.from(bits));
+    // Coverage as the request counter writes it: chunks of COVERAGE_CHUNK_ITEMS bits.
+    for (let chunk = 0; chunk * COVERAGE_CHUNK_ITEMS < ITEMS; chunk++) {
+      const bits = new Uint8Array(COVERAGE_CHUNK_ITEMS / 8);
+      for (let i = 0; i < bits.length; i += 3) bits[i] = 0xff;
+      store.modelState.put(coverageKey('demo', day, chunk), Buffer.from(bits));
+    }
     store.modelState.put(latencyKey('demo', 'd', day), Array.from({ length: LATENCY_BUCKETS }, (_, i) => i * 3));
   });
 }

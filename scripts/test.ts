@@ -2,7 +2,8 @@
 // production does), type-check everything, then run every test/**/*.test.ts with node:test
 // (Node 20's --test does not expand globs, so the files are listed here).
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
 const root = join(import.meta.dirname, '..');
@@ -17,8 +18,8 @@ function findTests(dir: string): string[] {
   return out.sort();
 }
 
-function run(command: string, args: string[]): void {
-  const result = spawnSync(command, args, { cwd: root, stdio: 'inherit' });
+function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): void {
+  const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', env });
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
 
@@ -30,5 +31,9 @@ if (files.length === 0) {
 }
 run(process.execPath, ['--import', 'tsx', join(root, 'scripts/build.ts')]);
 run('npx', ['tsc', '--noEmit', '-p', '.']);
+// Temporary folders go under one folder of this run, removed at its end (pass or fail): a test
+// killed by a timeout, or one that keeps its folder to report it, leaves nothing in /tmp.
+const runTmp = mkdtempSync(join(tmpdir(), 'affinity-tests-'));
+process.on('exit', () => rmSync(runTmp, { recursive: true, force: true }));
 // Every test process checks the responses it fetches against the server's OpenAPI document.
-run(process.execPath, ['--import', 'tsx', '--import', './test/helpers/openapi-conformance.ts', '--test', '--test-reporter=spec', ...files]);
+run(process.execPath, ['--import', 'tsx', '--import', './test/helpers/openapi-conformance.ts', '--test', '--test-reporter=spec', ...files], { ...process.env, TMPDIR: runTmp });

@@ -2,7 +2,7 @@
  * @module recommend/request-counter
  * The reporting counters that only the recommendation route sees (recommendation requests are
  * not events): requests per list_name, user_group, channel and page_type, the items recommended
- * (per-item counts and the day's coverage bitset) and the request latency histogram, per UTC
+ * (per-item counts and the day's coverage bits, in chunks of ix: store/report-keys.ts) and the request latency histogram, per UTC
  * day and hour (keys in store/report-keys.ts). Counted on the main thread in memory; every
  * FLUSH_MS one asynchronous LMDB transaction adds them to the stored ones. Only this module
  * writes these keys, so its read-modify-write never races the builder's. A crash loses at most
@@ -11,7 +11,7 @@
 import { grown } from '../domain/grown.ts';
 import { LATENCY_BUCKETS, latencyBucket } from '../domain/latency-buckets.ts';
 import { copyU32 } from '../store/model.ts';
-import { addToRollup, coverageKey, dayOf, hourOf, latencyKey, recommendedCountsKey, rollupKey } from '../store/report-keys.ts';
+import { addToRollup, COUNT_CHUNK_ITEMS, COVERAGE_CHUNK_ITEMS, coverageKey, dayOf, hourOf, latencyKey, recommendedCountsKey, rollupKey } from '../store/report-keys.ts';
 import type { Store } from '../store/open.ts';
 
 const FLUSH_MS = 1000;
@@ -122,22 +122,7 @@ export class RequestCounter {
           for (const [id, counted] of items) {
             if (counted.touchedCount === 0) continue;
             const [environment = '', day = ''] = id.split(SEP);
-            const ixs = counted.touched.subarray(0, counted.touchedCount);
-            let top = 0;
-            for (const ix of ixs) top = Math.max(top, ix);
-            const countsKey = recommendedCountsKey(environment, day);
-            const perIx = copyU32(state.get(countsKey) as Uint8Array | undefined);
-            const sums = perIx.length > top ? perIx : new Uint32Array(top + 1);
-            if (sums !== perIx) sums.set(perIx);
-            for (const ix of ixs) sums[ix]! += counted.counts[ix]!;
-            state.put(countsKey, Buffer.from(sums.buffer, sums.byteOffset, sums.byteLength));
-            const key = coverageKey(environment, day);
-            const stored = state.get(key) as Uint8Array | undefined;
-            // Whole 32-bit words, so a report ORs and counts them a word at a time.
-            const bits = new Uint8Array(Math.max(stored?.length ?? 0, ((top >> 5) + 1) * 4));
-            if (stored) bits.set(stored);
-            for (const ix of ixs) bits[ix >> 3]! |= 1 << (ix & 7);
-            state.put(key, Buffer.from(bits));
+            addItemCounts(state, environment, day, counted);
           }
         }),
       )
@@ -149,6 +134,40 @@ export class RequestCounter {
   async close(): Promise<void> {
     clearInterval(this.#timer);
     await this.flush();
+  }
+}
+
+/**
+ * Adds a day's item counts to its stored chunks, and sets their coverage bits: only the chunks
+ * holding a counted ix are read and written, and a coverage chunk only when a bit is new.
+ */
+function addItemCounts(state: Store['modelState'], environment: string, day: string, counted: ItemCounts): void {
+  const ixs = counted.touched.subarray(0, counted.touchedCount).sort();
+  for (let at = 0; at < ixs.length; ) {
+    const chunk = Math.floor(ixs[at]! / COUNT_CHUNK_ITEMS);
+    const first = chunk * COUNT_CHUNK_ITEMS;
+    const key = recommendedCountsKey(environment, day, chunk);
+    const sums = new Uint32Array(COUNT_CHUNK_ITEMS);
+    sums.set(copyU32(state.get(key) as Uint8Array | undefined).subarray(0, COUNT_CHUNK_ITEMS));
+    for (; at < ixs.length && ixs[at]! < first + COUNT_CHUNK_ITEMS; at++) sums[ixs[at]! - first]! += counted.counts[ixs[at]!]!;
+    state.put(key, Buffer.from(sums.buffer));
+  }
+  for (let at = 0; at < ixs.length; ) {
+    const chunk = Math.floor(ixs[at]! / COVERAGE_CHUNK_ITEMS);
+    const first = chunk * COVERAGE_CHUNK_ITEMS;
+    const key = coverageKey(environment, day, chunk);
+    const stored = state.get(key) as Uint8Array | undefined;
+    const bits = new Uint8Array(COVERAGE_CHUNK_ITEMS / 8);
+    if (stored) bits.set(stored.subarray(0, bits.length));
+    let added = stored === undefined;
+    for (; at < ixs.length && ixs[at]! < first + COVERAGE_CHUNK_ITEMS; at++) {
+      const bit = ixs[at]! - first;
+      const mask = 1 << (bit & 7);
+      if ((bits[bit >> 3]! & mask) !== 0) continue;
+      bits[bit >> 3]! |= mask;
+      added = true;
+    }
+    if (added) state.put(key, Buffer.from(bits.buffer));
   }
 }
 

@@ -11,9 +11,16 @@
  * | [env, 'repr', 'd' or 'h', period, writer]  | Rollup   | one record per day (or UTC hour `YYYY-MM-DDTHH`) and writer (`builder`, `requests`): what reports read |
  * | [env, 'repu', day, user_group, who]        | [revenue, converted 0/1] | builder: one A/B unit (a user-day) |
  * | [env, 'repi', day, 'clicked', ix]         | number   | builder: clicks per item |
- * | [env, 'repn', day]                         | u32 × ix | request counter: times each item was recommended (shown), by ix; one record per day because the main thread writes it |
- * | [env, 'repc', day]                         | bitset   | request counter: items recommended that day (coverage), a multiple of 4 bytes |
+ * | [env, 'repn', day, chunk]                  | u32 × COUNT_CHUNK_ITEMS | request counter: times each item of ix chunk × COUNT_CHUNK_ITEMS on was recommended (shown) |
+ * | [env, 'repc', day, chunk]                  | bitset of COVERAGE_CHUNK_ITEMS | request counter: items of the chunk recommended that day (coverage) |
  * | [env, 'replat', 'd' or 'h', period]        | number[] | request counter: recommendation latency histogram |
+ *
+ * The per-item records are chunks small enough to live in a leaf page, so a flush rewrites only
+ * the chunks it touched, page by page. They were one record per day, by ix: at 1,000,000 items a
+ * 4 MB counts array and a 125 KB bitset rewritten every second, each a run of overflow pages that
+ * LMDB must find contiguous in its free list; those commits cost ~65 µs per recommendation
+ * request in a libuv thread (issue 11, the 1M bench: 284 µs per request, 213 without them).
+ * Such whole-day records (key without a chunk) written before are still read, at chunk 0.
  *
  * A rollup holds a whole period in one record because a report over 90 days must answer in
  * 50 ms: read one key per counter, 90 days were ~25,000 keys and ~70 ms of key decoding alone.
@@ -24,8 +31,17 @@ import type { Database, Key } from 'lmdb';
 export const rollupKey = (env: string, granularity: 'd' | 'h', period: string, writer: 'builder' | 'requests') => [env, 'repr', granularity, period, writer];
 export const unitKey = (env: string, day: string, userGroup: string, who: string) => [env, 'repu', day, userGroup, who];
 export const itemCountKey = (env: string, day: string, kind: 'clicked', ix: number) => [env, 'repi', day, kind, ix];
-export const recommendedCountsKey = (env: string, day: string) => [env, 'repn', day];
-export const coverageKey = (env: string, day: string) => [env, 'repc', day];
+/** Items per counts chunk: 1 KB of u32, stored within a leaf page. */
+export const COUNT_CHUNK_ITEMS = 256;
+/** Items per coverage chunk: 1 KB of bits. */
+export const COVERAGE_CHUNK_ITEMS = 8192;
+export const recommendedCountsKey = (env: string, day: string, chunk: number) => [env, 'repn', day, chunk];
+export const coverageKey = (env: string, day: string, chunk: number) => [env, 'repc', day, chunk];
+/** The first ix a per-item record holds: its chunk's, or 0 for a whole-day record (no chunk in the key). */
+export function chunkStart(key: Key, chunkItems: number): number {
+  const chunk = (key as unknown[])[3];
+  return typeof chunk === 'number' ? chunk * chunkItems : 0;
+}
 export const latencyKey = (env: string, granularity: 'd' | 'h', period: string) => [env, 'replat', granularity, period];
 
 /** A period's counters: `dimension\u0000value` → metric → count. */

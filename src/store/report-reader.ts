@@ -8,7 +8,7 @@
 import { LATENCY_BUCKETS } from '../domain/latency-buckets.ts';
 import { copyU32, ITEM_ENABLED, ITEM_IN_CATALOG, itemLayoutKey } from './model.ts';
 import type { Store } from './open.ts';
-import type { Rollup } from './report-keys.ts';
+import { chunkStart, COUNT_CHUNK_ITEMS, COVERAGE_CHUNK_ITEMS, type Rollup } from './report-keys.ts';
 
 export interface CounterRow {
   /** `YYYY-MM-DD`, or `YYYY-MM-DDTHH` for hourly counters. */
@@ -56,7 +56,7 @@ function popcount32(x: number): number {
 /** Distinct items recommended over the days, and the enabled items of the catalog now. */
 export function readCoverage(store: Store, env: string, from: string, to: string): { recommended: number; catalog: number } {
   let union = new Uint32Array(0);
-  for (const { value } of store.modelState.getRange({ start: [env, 'repc', from], end: [env, 'repc', `${to}\uffff`] })) {
+  for (const { key, value } of store.modelState.getRange({ start: [env, 'repc', from], end: [env, 'repc', `${to}\uffff`] })) {
     const bytes = value as Uint8Array;
     // A word view needs an aligned offset: msgpack hands out slices of its read buffer.
     let aligned = bytes;
@@ -65,12 +65,13 @@ export function readCoverage(store: Store, env: string, from: string, to: string
       aligned.set(bytes);
     }
     const words = new Uint32Array(aligned.buffer, aligned.byteOffset, aligned.length / 4);
-    if (words.length > union.length) {
-      const grown = new Uint32Array(words.length);
+    const at = chunkStart(key, COVERAGE_CHUNK_ITEMS) >> 5;
+    if (at + words.length > union.length) {
+      const grown = new Uint32Array(Math.max(at + words.length, union.length * 2));
       grown.set(union);
       union = grown;
     }
-    for (let i = 0; i < words.length; i++) union[i]! |= words[i]!;
+    for (let i = 0; i < words.length; i++) union[at + i]! |= words[i]!;
   }
   let recommended = 0;
   for (let i = 0; i < union.length; i++) recommended += popcount32(union[i]!);
@@ -90,11 +91,12 @@ interface ItemCount {
 /** The `limit` items most recommended or most clicked over the days, most first (ties by index). */
 export function readTopItems(store: Store, env: string, kind: 'recommended' | 'clicked', from: string, to: string, limit: number): ItemCount[] {
   const counts = new Map<number, number>();
-  // One range read over the days: [env, 'repn', day] per-ix arrays, or [env, 'repi', day, kind, ix].
+  // One range read over the days: [env, 'repn', day, chunk] per-ix chunks, or [env, 'repi', day, kind, ix].
   if (kind === 'recommended') {
-    for (const { value } of store.modelState.getRange({ start: [env, 'repn', from], end: [env, 'repn', `${to}\uffff`] })) {
+    for (const { key, value } of store.modelState.getRange({ start: [env, 'repn', from], end: [env, 'repn', `${to}\uffff`] })) {
       const perIx = copyU32(value as Uint8Array);
-      for (let ix = 0; ix < perIx.length; ix++) if (perIx[ix]! > 0) counts.set(ix, (counts.get(ix) ?? 0) + perIx[ix]!);
+      const first = chunkStart(key, COUNT_CHUNK_ITEMS);
+      for (let i = 0; i < perIx.length; i++) if (perIx[i]! > 0) counts.set(first + i, (counts.get(first + i) ?? 0) + perIx[i]!);
     }
   } else {
     for (const { key, value } of store.modelState.getRange({ start: [env, 'repi', from], end: [env, 'repi', `${to}\uffff`] })) {

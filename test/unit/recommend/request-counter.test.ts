@@ -1,0 +1,108 @@
+// The request counter's per-item records (recommend/request-counter.ts, store/report-keys.ts):
+// counts and coverage are kept in chunks of ix, so a flush rewrites only the chunks it touched;
+// the reports read them back exactly, across chunks and flushes, together with whole-day records
+// written before the chunks.
+import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { test } from 'node:test';
+import { RequestCounter } from '../../../src/recommend/request-counter.ts';
+import { Store } from '../../../src/store/open.ts';
+import { COUNT_CHUNK_ITEMS, COVERAGE_CHUNK_ITEMS, dayOf } from '../../../src/store/report-keys.ts';
+import { readCoverage, readTopItems } from '../../../src/store/report-reader.ts';
+import { tempDir } from '../../helpers/server.ts';
+
+const NOW = Date.UTC(2026, 10, 25, 12);
+const DAY = dayOf(NOW);
+
+async function withStore(run: (store: Store) => Promise<void>): Promise<void> {
+  const dataDir = tempDir();
+  const store = new Store({ dataDir, mapSizeBytes: 64 * 1024 ** 2 });
+  try {
+    await run(store);
+  } finally {
+    await store.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Names every ix the test counts, as the catalog does when it gives an item its index. */
+async function nameItems(store: Store, ixs: number[]): Promise<void> {
+  await store.root.transaction(() => {
+    for (const ix of ixs) store.indexItems.put(['demo', ix], ['article', `a${ix}`]);
+  });
+}
+
+function storedRecords(store: Store, kind: 'repn' | 'repc'): Array<{ key: unknown[]; bytes: number }> {
+  const out = [];
+  for (const { key, value } of store.modelState.getRange({ start: ['demo', kind], end: ['demo', `${kind}\uffff`] })) {
+    out.push({ key: key as unknown[], bytes: (value as Uint8Array).length });
+  }
+  return out;
+}
+
+test('counts and coverage across chunks and flushes are read back exactly; a flush writes only the chunks it touched', async () => {
+  await withStore(async (store) => {
+    const counter = new RequestCounter(store);
+    const first = [3, 3, COUNT_CHUNK_ITEMS - 1, COUNT_CHUNK_ITEMS, COVERAGE_CHUNK_ITEMS + 5, 3 * COVERAGE_CHUNK_ITEMS];
+    counter.recommended('demo', NOW, first);
+    await counter.flush();
+    // The second flush adds to chunks already stored and touches one more.
+    counter.recommended('demo', NOW, [3, COUNT_CHUNK_ITEMS, 40_000]);
+    await counter.flush();
+    await counter.close();
+    const distinct = [...new Set([...first, 40_000])];
+    await nameItems(store, distinct);
+
+    assert.deepEqual(readCoverage(store, 'demo', DAY, DAY).recommended, distinct.length);
+    const top = readTopItems(store, 'demo', 'recommended', DAY, DAY, 10);
+    assert.deepEqual(
+      top.map((i) => [i.item_id, i.count]),
+      [
+        ['a3', 3],
+        [`a${COUNT_CHUNK_ITEMS}`, 2],
+        [`a${COUNT_CHUNK_ITEMS - 1}`, 1],
+        [`a${COVERAGE_CHUNK_ITEMS + 5}`, 1],
+        [`a${3 * COVERAGE_CHUNK_ITEMS}`, 1],
+        ['a40000', 1],
+      ],
+    );
+    const countChunks = new Set(distinct.map((ix) => Math.floor(ix / COUNT_CHUNK_ITEMS)));
+    const counts = storedRecords(store, 'repn');
+    assert.deepEqual(counts.map((r) => r.key[3]), [...countChunks].sort((a, b) => a - b));
+    assert.ok(counts.every((r) => r.bytes === COUNT_CHUNK_ITEMS * 4), 'every counts record is one chunk');
+    const coverageChunks = new Set(distinct.map((ix) => Math.floor(ix / COVERAGE_CHUNK_ITEMS)));
+    const coverage = storedRecords(store, 'repc');
+    assert.deepEqual(coverage.map((r) => r.key[3]), [...coverageChunks].sort((a, b) => a - b));
+    assert.ok(coverage.every((r) => r.bytes === COVERAGE_CHUNK_ITEMS / 8), 'every coverage record is one chunk');
+  });
+});
+
+test('whole-day records written before the chunks are still read, added to the chunks of the same day', async () => {
+  await withStore(async (store) => {
+    // The former layout: one u32 per ix and one bitset for the whole day.
+    const legacyCounts = new Uint32Array(COUNT_CHUNK_ITEMS + 10);
+    legacyCounts[3] = 5;
+    legacyCounts[COUNT_CHUNK_ITEMS + 9] = 2;
+    const legacyBits = new Uint8Array(Math.ceil((COUNT_CHUNK_ITEMS + 10) / 32) * 4);
+    legacyBits[0] = 1 << 3;
+    legacyBits[(COUNT_CHUNK_ITEMS + 9) >> 3] = 1 << ((COUNT_CHUNK_ITEMS + 9) & 7);
+    await store.modelRoot.transaction(() => {
+      store.modelState.put(['demo', 'repn', DAY], Buffer.from(legacyCounts.buffer));
+      store.modelState.put(['demo', 'repc', DAY], Buffer.from(legacyBits));
+    });
+    const counter = new RequestCounter(store);
+    counter.recommended('demo', NOW, [3, 7]);
+    await counter.close();
+    await nameItems(store, [3, 7, COUNT_CHUNK_ITEMS + 9]);
+
+    assert.equal(readCoverage(store, 'demo', DAY, DAY).recommended, 3);
+    assert.deepEqual(
+      readTopItems(store, 'demo', 'recommended', DAY, DAY, 10).map((i) => [i.item_id, i.count]),
+      [
+        ['a3', 6],
+        [`a${COUNT_CHUNK_ITEMS + 9}`, 2],
+        ['a7', 1],
+      ],
+    );
+  });
+});
