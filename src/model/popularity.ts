@@ -40,10 +40,14 @@ export class PopularityState {
     this.#add(Math.floor(unixSec / SECONDS_PER_BUCKET), ix, w);
   }
 
+  /**
+   * The returned function writes the dirty arrays as they are when it runs: call it before the
+   * next add (the builder does, in the same synchronous transaction). Views, not copies: at
+   * 1,000,000 items a flush copied 8 MB (the all-time counts and the hour's), ~2% of the builder.
+   */
   prepareFlush(): () => void {
     const writes: Array<[number | 'all', Buffer]> = [];
-    // Copies: the live arrays keep changing while the write waits for the transaction.
-    for (const bucket of this.#dirty) writes.push([bucket, Buffer.from(bytesOf(this.#counts.get(bucket)!))]);
+    for (const bucket of this.#dirty) writes.push([bucket, bytesOf(this.#counts.get(bucket)!)]);
     this.#dirty.clear();
     const oldest = Math.floor(Date.now() / 1000 / SECONDS_PER_BUCKET) - KEEP_BUCKETS;
     for (const bucket of this.#counts.keys()) if (bucket !== 'all' && bucket < oldest) this.#counts.delete(bucket);
