@@ -161,7 +161,12 @@ function flush(withLayout: boolean): void {
   // visible to them before it is flushed: see trainer-worker.ts), the ranking workers drop these
   // rows from their caches and read them anew.
   // The positions reported to /health wait for the same, so "applied" means readable.
+  const count = unwritten.length;
   void store.modelRoot.flushed.then(() => {
+    // Counted here, not at the commit: stats are posted when this count moves, and positions
+    // that became readable after the last post must not wait for the next event to be reported.
+    applied += count;
+    wake();
     Object.assign(written, eventPositions);
     Object.assign(newestWritten, newest);
     for (const [environment, changed] of changedRows) {
@@ -172,7 +177,6 @@ function flush(withLayout: boolean): void {
   if (withLayout) changesWritten = changes;
   const now = Date.now();
   for (const t of unwritten) lag.record(now - t);
-  applied += unwritten.length;
   unwritten.length = 0;
 }
 
@@ -186,13 +190,25 @@ async function postStats(): Promise<void> {
  * thread sleeps: no timer fires more often than the flush and stats intervals.
  */
 let wakeUp: (() => void) | undefined;
-const stopListening = onStoreChange(() => wakeUp?.());
+/**
+ * A wake (a store commit, or a flush of ours becoming readable) stays set until the loop looks
+ * again: one that arrives while the loop is busy (after it read the counters, before it went
+ * idle) would otherwise be lost, and what it announced would wait for the next event or
+ * `pollMs` (CI saw /health stuck 6 s behind).
+ */
+let signalled = false;
+function wake(): void {
+  signalled = true;
+  wakeUp?.();
+}
+const stopListening = onStoreChange(wake);
 // 'stop' ends the loop at once, not when the idle wait would have.
 parentPort!.on('message', (message: unknown) => {
   if (message === 'stop') stopping = true;
   wakeUp?.();
 });
 function idle(ms: number): Promise<void> {
+  if (signalled || stopping) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(done, ms);
     function done() {
@@ -213,6 +229,9 @@ let postedChanges = -1;
 let seenEventSeq = -1;
 let seenChangeSeq = -1;
 while (!stopping) {
+  signalled = false;
+  // The snapshot lmdb-js keeps until its next timer turn may predate the commit that signalled.
+  store.root.resetReadTxn();
   const eventSeq = eventLog.lastSeq();
   const changeSeq = catalog.lastChangeSeq();
   let consumed = 0;
@@ -250,6 +269,7 @@ while (!stopping) {
 }
 stopListening();
 flush(true);
+await store.modelRoot.flushed;
 await postStats();
 await store.close();
 // The 'message' listener keeps parentPort referenced, which would keep this thread (and so a

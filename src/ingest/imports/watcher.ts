@@ -34,6 +34,8 @@ export class ImportWatcher {
   readonly #settling = new Map<string, { size: number; mtimeMs: number; since: number }>();
   #stopping = false;
   #wake: (() => void) | undefined;
+  /** A nudge that arrived during a scan: the next wait ends at once (else it waited a full interval). */
+  #nudged = false;
   #loop: Promise<void> | undefined;
 
   constructor(options: WatcherOptions) {
@@ -47,6 +49,7 @@ export class ImportWatcher {
 
   /** Scans now instead of at the next interval (an upload has arrived). */
   nudge(): void {
+    this.#nudged = true;
     this.#wake?.();
   }
 
@@ -74,6 +77,7 @@ export class ImportWatcher {
 
   async #run(): Promise<void> {
     while (!this.#stopping) {
+      this.#nudged = false;
       try {
         // Uploads are recorded by the main thread: read its latest commit.
         this.#o.store.root.resetReadTxn();
@@ -87,6 +91,7 @@ export class ImportWatcher {
         this.#o.log('error', { err: String(err) }, 'import watcher failed; retrying at the next scan');
       }
       if (this.#stopping) break;
+      if (this.#nudged) continue;
       await new Promise<void>((resolve) => {
         this.#wake = resolve;
         void sleep(this.#o.config.scanIntervalMs).then(resolve);
