@@ -181,7 +181,9 @@ function flush(withLayout: boolean): void {
 }
 
 async function postStats(): Promise<void> {
-  const stats: BuilderStats = { type: 'stats', applied, lag: await lag.summary(), metrics: await lag.metrics(), skipped: Object.fromEntries(skipped), positions: { ...written }, newestEventAt: { ...newestWritten } };
+  const [summary, metrics] = [await lag.summary(), await lag.metrics()];
+  // Read together after the awaits: a flush becoming readable meanwhile moves both.
+  const stats: BuilderStats = { type: 'stats', applied, lag: summary, metrics, skipped: Object.fromEntries(skipped), positions: { ...written }, newestEventAt: { ...newestWritten } };
   parentPort!.postMessage(stats);
 }
 
@@ -242,8 +244,12 @@ while (!stopping) {
   const now = Date.now();
   const pendingEvents = unwritten.length > 0;
   const pendingChanges = changesPosition !== changesWritten;
-  const pending = pendingEvents || pendingChanges;
-  const eventsDueAt = pendingEvents ? lastFlush + (behind ? data.catchUpFlushMs : data.flushMs) : Infinity;
+  // The models' own due time (a new hour for trending, the lists of a first start) counts as
+  // pending events: the flush that is due anyway.
+  let modelsDueAt = Infinity;
+  for (const model of models.values()) modelsDueAt = Math.min(modelsDueAt, model.flushDueAt);
+  const pending = pendingEvents || pendingChanges || modelsDueAt !== Infinity;
+  const eventsDueAt = pendingEvents ? lastFlush + (behind ? data.catchUpFlushMs : data.flushMs) : modelsDueAt;
   const changesDueAt = pendingChanges ? lastLayoutFlush + (behind ? data.catchUpFlushMs : data.layoutFlushMs) : Infinity;
   if (now >= Math.min(eventsDueAt, changesDueAt)) {
     const withLayout = now >= changesDueAt;

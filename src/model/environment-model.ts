@@ -115,6 +115,11 @@ export class EnvironmentModel {
     }
   }
 
+  /** When a flush is due without any event (the trending list's next hour), Unix ms. */
+  get flushDueAt(): number {
+    return this.#popularity.dueAt;
+  }
+
   /**
    * Encodes everything changed since the last flush; the result writes it inside a transaction.
    * `changedRows` receives the ix of every neighbour row it rewrites.

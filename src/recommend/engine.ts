@@ -190,7 +190,7 @@ export class Engine {
     for (const [name, config] of Object.entries(environments)) {
       const ranker = new WasmRanker();
       const view = new CatalogView(store, name, config, ranker);
-      const signals = new Signals(store, view, ranker);
+      const signals = new Signals(store, view);
       const trained = new TrainedScores(store, view, config.model.trained);
       // A stored row holds up to twice maxNeighbours (model/cooccurrence.ts): its strongest maxNeighbours serve.
       const rowLength = Math.min(ITEM_ROW, config.model.maxNeighbours);

@@ -43,6 +43,8 @@ export const userConsumedKey = (env: string, userId: string) => [env, 'cu', user
 export const deviceConsumedKey = (env: string, deviceId: string) => [env, 'cd', deviceId];
 export const neighboursKey = (env: string, ix: number) => [env, 'nb', ix];
 export const popularityKey = (env: string, bucket: number | 'all') => [env, 'pop', bucket];
+/** The builder's ranked `popular` and `trending` lists (model/top-items.ts). */
+export const topItemsKey = (env: string, list: 'popular' | 'trending') => [env, 'top', list];
 export const contentVectorKey = (env: string, ix: number) => [env, 'cv', ix];
 export const itemLayoutKey = (env: string, layout: 'flags' | 'type' | 'published' | 'ends') => [env, 'item', layout];
 
