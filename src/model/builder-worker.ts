@@ -154,7 +154,9 @@ function flush(withLayout: boolean): void {
   const newest = { ...newestApplied };
   store.modelRoot.transactionSync(() => {
     for (const write of writes) write();
-    for (const [environment, seq] of Object.entries(eventPositions)) store.modelState.put(eventsPositionKey(environment), seq);
+    // Only a position that moved: a flush without events (the lists at start, a new hour) writes
+    // nothing a request did not cause.
+    for (const [environment, seq] of Object.entries(eventPositions)) if (seq !== written[environment]) store.modelState.put(eventsPositionKey(environment), seq);
     if (withLayout) store.modelState.put(CHANGES_POSITION_KEY, changes);
   });
   // Once other threads' snapshots can see the commit (a transactionSync commit is not always
