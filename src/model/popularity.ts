@@ -1,13 +1,13 @@
 /**
  * @module model/popularity
  * Weighted consumption counts per item: all-time, and per UTC hour for trending lists. Dense
- * f32 arrays by item index, kept in memory and written when dirty at each flush. From them the
+ * f32 arrays by item index, kept in memory; a flush writes the chunks events touched. From them the
  * builder keeps the `popular` and `trending` lists (model/top-items.ts) and writes them beside
  * the arrays, so that no serving thread sums hourly arrays or selects from the whole catalog.
  */
 import type { Key } from 'lmdb';
 import type { Store } from '../store/open.ts';
-import { bytesOf, copyF32, popularityKey, topItemsKey } from '../store/model.ts';
+import { bytesOf, POPULARITY_CHUNK_ITEMS, popularityChunkKey, popularityKey, readPopularity, topItemsKey } from '../store/model.ts';
 import { TopItems } from './top-items.ts';
 
 export const SECONDS_PER_BUCKET = 3600;
@@ -25,8 +25,12 @@ const hourOf = (ms: number) => Math.floor(ms / 1000 / SECONDS_PER_BUCKET);
 export class PopularityState {
   readonly #store: Store;
   readonly #env: string;
+  /** Arrays by bucket, their lengths multiples of POPULARITY_CHUNK_ITEMS (a chunk is always whole). */
   readonly #counts = new Map<number | 'all', Float32Array>();
-  readonly #dirty = new Set<number | 'all'>();
+  /** Chunks touched since the last flush, by bucket. */
+  readonly #dirty = new Map<number | 'all', Set<number>>();
+  /** Buckets read from an array written whole before the chunks: rewritten as chunks at the next flush. */
+  readonly #whole = new Set<number | 'all'>();
   readonly #popular = new TopItems(TOP_LIST_SIZE);
   readonly #trending = new TopItems(TOP_LIST_SIZE);
   /** Decayed sum of the TRENDING_HOURS buckets up to #trendHour (-1: not computed yet). */
@@ -45,22 +49,30 @@ export class PopularityState {
   #bucket(bucket: number | 'all'): Float32Array {
     let counts = this.#counts.get(bucket);
     if (!counts) {
-      counts = copyF32(this.#store.model.get(popularityKey(this.#env, bucket)));
+      counts = this.#read(bucket);
       this.#counts.set(bucket, counts);
+      if (this.#store.model.get(popularityKey(this.#env, bucket)) !== undefined) this.#whole.add(bucket);
     }
     return counts;
+  }
+
+  #read(bucket: number | 'all'): Float32Array {
+    return readPopularity(this.#store.model, this.#env, bucket);
   }
 
   #add(bucket: number | 'all', ix: number, w: number): void {
     let counts = this.#bucket(bucket);
     if (ix >= counts.length) {
-      const grown = new Float32Array(Math.max(ix + 1, counts.length * 2, 1024));
+      const length = Math.ceil(Math.max(ix + 1, counts.length * 2, 1024) / POPULARITY_CHUNK_ITEMS) * POPULARITY_CHUNK_ITEMS;
+      const grown = new Float32Array(length);
       grown.set(counts);
       counts = grown;
       this.#counts.set(bucket, counts);
     }
     counts[ix] = counts[ix]! + w;
-    this.#dirty.add(bucket);
+    let chunks = this.#dirty.get(bucket);
+    if (!chunks) this.#dirty.set(bucket, (chunks = new Set()));
+    chunks.add(Math.floor(ix / POPULARITY_CHUNK_ITEMS));
   }
 
   add(ix: number, unixSec: number, w: number): void {
@@ -94,7 +106,7 @@ export class PopularityState {
   #moveTrendTo(hour: number): void {
     let base = new Float32Array(0);
     for (let age = TRENDING_HOURS - 1; age >= 1; age--) {
-      const counts = this.#counts.get(hour - age) ?? copyF32(this.#store.model.get(popularityKey(this.#env, hour - age)));
+      const counts = this.#counts.get(hour - age) ?? this.#read(hour - age);
       if (counts.length > base.length) {
         const grown = new Float32Array(counts.length);
         grown.set(base);
@@ -137,12 +149,35 @@ export class PopularityState {
     if (this.#popular.update(this.#bucket('all')) || first) {
       writes.push([topItemsKey(this.#env, 'popular'), this.#popular.encode(this.#bucket('all'))]);
     }
-    for (const bucket of this.#dirty) writes.push([popularityKey(this.#env, bucket), bytesOf(this.#counts.get(bucket)!)]);
+    const removes: Key[] = [];
+    for (const bucket of this.#whole) {
+      // Every chunk of an array read whole, once; then its whole record goes.
+      const counts = this.#counts.get(bucket);
+      if (!counts) continue;
+      let chunks = this.#dirty.get(bucket);
+      if (!chunks) this.#dirty.set(bucket, (chunks = new Set()));
+      for (let chunk = 0; chunk * POPULARITY_CHUNK_ITEMS < counts.length; chunk++) if (this.#chunkHasCounts(counts, chunk)) chunks.add(chunk);
+      removes.push(popularityKey(this.#env, bucket));
+    }
+    this.#whole.clear();
+    for (const [bucket, chunks] of this.#dirty) {
+      const counts = this.#counts.get(bucket)!;
+      for (const chunk of chunks) {
+        const from = chunk * POPULARITY_CHUNK_ITEMS;
+        writes.push([popularityChunkKey(this.#env, bucket, chunk), bytesOf(counts.subarray(from, from + POPULARITY_CHUNK_ITEMS))]);
+      }
+    }
     this.#dirty.clear();
     const oldest = hourOf(nowMs) - KEEP_BUCKETS;
     for (const bucket of this.#counts.keys()) if (bucket !== 'all' && bucket < oldest) this.#counts.delete(bucket);
     return () => {
+      for (const key of removes) this.#store.model.remove(key);
       for (const [key, bytes] of writes) this.#store.model.put(key, bytes);
     };
+  }
+
+  #chunkHasCounts(counts: Float32Array, chunk: number): boolean {
+    for (let ix = chunk * POPULARITY_CHUNK_ITEMS; ix < (chunk + 1) * POPULARITY_CHUNK_ITEMS; ix++) if (counts[ix] !== 0) return true;
+    return false;
   }
 }

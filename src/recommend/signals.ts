@@ -9,7 +9,7 @@
  */
 import { decodeTopItems } from '../model/top-items.ts';
 import type { Key } from 'lmdb';
-import { copyU32Into, eventsPositionKey, popularityKey, topItemsKey } from '../store/model.ts';
+import { eventsPositionKey, readPopularity, topItemsKey } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 import type { CatalogView } from './catalog-view.ts';
 
@@ -24,7 +24,6 @@ export interface TopList {
 }
 
 const EMPTY: TopList = { ix: new Uint32Array(0), weight: new Float32Array(0) };
-const NO_COUNTS = new Float32Array(0);
 
 export class Signals {
   readonly #store: Store;
@@ -39,7 +38,7 @@ export class Signals {
    * allocated a second on this serving thread at 1,000,000 items while events arrive, and fed
    * its garbage collector.
    */
-  #words = new Uint32Array(0);
+  #counts: Float32Array = new Float32Array(0);
 
   constructor(store: Store, view: CatalogView) {
     this.#store = store;
@@ -55,7 +54,7 @@ export class Signals {
     const moved = force || position !== this.#position;
     if (moved) {
       this.#position = position;
-      this.#view.setPopularity(this.#read(popularityKey(environment, 'all')));
+      this.#view.setPopularity(this.#readAll());
     }
     if (moved || nowMs - this.#listsReadAt >= LISTS_REFRESH_MS) {
       this.#listsReadAt = nowMs;
@@ -64,12 +63,11 @@ export class Signals {
     }
   }
 
-  /** A stored f32 array, in the reused #words: valid until the next #read. */
-  #read(key: Key): Float32Array {
-    const bytes = this.#store.model.getBinaryFast(key);
-    if (!bytes || bytes.length < 4) return NO_COUNTS;
-    this.#words = copyU32Into(this.#words, bytes);
-    return new Float32Array(this.#words.buffer, 0, bytes.length >>> 2);
+  /** The all-time counts, in the reused #counts: valid until the next #readAll. */
+  #readAll(): Float32Array {
+    const counts = readPopularity(this.#store.model, this.#view.environment, 'all', this.#counts);
+    if (counts.buffer !== this.#counts.buffer) this.#counts = counts;
+    return counts;
   }
 
   /** A stored list without the indices this view does not hold yet (the catalog change is on its way). */

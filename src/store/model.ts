@@ -10,14 +10,17 @@
  * | [env, 'hd', deviceId]             | same, for devices not (yet) linked to a user               |
  * | [env, 'cu', userId], [env, 'cd', deviceId] | Consumed: every ix ever consumed, sorted u32 (no window) |
  * | [env, 'nb', ix]                   | Neighbours: u32 count n, n × u32 ix, n × f32 weight (strongest first) |
- * | [env, 'pop', 'all']               | Popularity: f32 per ix, weighted consumption count         |
- * | [env, 'pop', hour]                | f32 per ix for one UTC hour (hour = unix sec / 3600)        |
+ * | [env, 'pop', 'all', chunk]        | Popularity: f32 per ix of ix chunk × POPULARITY_CHUNK_ITEMS on, weighted consumption count (readPopularity) |
+ * | [env, 'pop', hour, chunk]         | the same for one UTC hour (hour = unix sec / 3600)          |
+ * | [env, 'top', 'popular' / 'trending'] | Ranked list: u32 n, n × u32 ix, n × f32 score (model/top-items.ts) |
  * | [env, 'item', 'flags']            | u8 per ix: bit 0 in catalog, bit 1 enabled                 |
  * | [env, 'item', 'type']             | u8 per ix: position of its item type in the environment's list (255 unknown) |
  * | [env, 'item', 'published']        | u32 per ix: publication time, unix sec (0 unknown)         |
  * | [env, 'item', 'ends']             | u32 per ix: end_datetime, unix sec (0 none)                |
  * | [env, 'cv', ix]                   | Content vector: f32 × VECTOR_DIM (recommend/content-vector.ts); absent = none |
  */
+
+import type { Database } from 'lmdb';
 
 export const EVENT_TYPE_CODES: Readonly<Record<string, number>> = {
   detail_pageview: 1,
@@ -42,7 +45,16 @@ export const deviceHistoryKey = (env: string, deviceId: string) => [env, 'hd', d
 export const userConsumedKey = (env: string, userId: string) => [env, 'cu', userId];
 export const deviceConsumedKey = (env: string, deviceId: string) => [env, 'cd', deviceId];
 export const neighboursKey = (env: string, ix: number) => [env, 'nb', ix];
+/**
+ * Items per popularity chunk: 1 KB of f32, within a leaf page, so a flush rewrites the chunks its
+ * events touched. The arrays were one record each: at 1,000,000 items every 100 ms flush rewrote
+ * 4 MB twice (all-time and the hour) as runs of overflow pages, the pattern that cost the
+ * request counter ~20% of a core in LMDB's free-list search (store/report-keys.ts).
+ */
+export const POPULARITY_CHUNK_ITEMS = 256;
+/** A whole array as written before the chunks (read by readPopularity, removed at the next write). */
 export const popularityKey = (env: string, bucket: number | 'all') => [env, 'pop', bucket];
+export const popularityChunkKey = (env: string, bucket: number | 'all', chunk: number) => [env, 'pop', bucket, chunk];
 /** The builder's ranked `popular` and `trending` lists (model/top-items.ts). */
 export const topItemsKey = (env: string, list: 'popular' | 'trending') => [env, 'top', list];
 export const contentVectorKey = (env: string, ix: number) => [env, 'cv', ix];
@@ -162,3 +174,27 @@ export function encodeNeighboursInto(out: Uint32Array, at: number, ix: Uint32Arr
   return Buffer.from(out.buffer, out.byteOffset + at * 4, neighboursWords(n) * 4);
 }
 
+
+/**
+ * A popularity array (all-time or one hour) from its chunks, over an array written whole before
+ * the chunks if there is one; its length a multiple of POPULARITY_CHUNK_ITEMS. Into `scratch`
+ * when it is long enough (zeroed first), else a new array.
+ */
+export function readPopularity(db: Database<Buffer>, env: string, bucket: number | 'all', scratch?: Float32Array): Float32Array {
+  const whole = db.get(popularityKey(env, bucket));
+  let length = whole ? Math.ceil(whole.length / 4 / POPULARITY_CHUNK_ITEMS) * POPULARITY_CHUNK_ITEMS : 0;
+  const start = popularityChunkKey(env, bucket, 0);
+  const end = popularityChunkKey(env, bucket, Number.MAX_SAFE_INTEGER);
+  // Down to the whole-array key, which sorts just below chunk 0 (a range's end is exclusive).
+  for (const key of db.getKeys({ start: end, end: popularityKey(env, bucket), reverse: true, limit: 1 })) {
+    length = Math.max(length, ((key as unknown[])[3] as number) * POPULARITY_CHUNK_ITEMS + POPULARITY_CHUNK_ITEMS);
+  }
+  const out = scratch && scratch.length >= length ? scratch.subarray(0, length).fill(0) : new Float32Array(length);
+  const bytes = new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+  if (whole) bytes.set(whole.subarray(0, Math.min(whole.length, bytes.length)));
+  for (const { key, value } of db.getRange({ start, end })) {
+    const at = ((key as unknown[])[3] as number) * POPULARITY_CHUNK_ITEMS * 4;
+    bytes.set((value as Buffer).subarray(0, Math.min(value.length, POPULARITY_CHUNK_ITEMS * 4, bytes.length - at)), at);
+  }
+  return out;
+}

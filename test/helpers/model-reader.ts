@@ -6,14 +6,13 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import { modelStorePath, storePath } from '../../src/store/open.ts';
 import type { Rollup } from '../../src/store/report-keys.ts';
 import {
-  copyF32,
   copyU32,
   copyU8,
   decodeNeighbours,
   deviceHistoryKey,
   itemLayoutKey,
   neighboursKey,
-  popularityKey,
+  readPopularity,
   userHistoryKey,
 } from '../../src/store/model.ts';
 
@@ -66,7 +65,7 @@ export class ModelReader {
 
   /** Weighted consumption per item index, all-time or for one UTC hour (unix sec / 3600). */
   popularity(bucket: number | 'all'): Float32Array {
-    return copyF32(this.#model.get(popularityKey(this.#env, bucket)));
+    return readPopularity(this.#model, this.#env, bucket);
   }
 
   flags(): Uint8Array {

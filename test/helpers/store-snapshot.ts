@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 // Reads every record of the data directory's LMDB databases in the test process (LMDB allows
 // a second process beside the server), so a test can assert that a rejected request changed
 // nothing at all.
@@ -112,4 +113,25 @@ export async function readChanges(dataDir: string): Promise<Array<Record<string,
   } finally {
     await root.close();
   }
+}
+
+/**
+ * Fails, naming the records that differ (database, key, both values cut short), unless two
+ * snapshots are equal: the snapshots are hundreds of kilobytes, and assert.equal's message cuts
+ * them before the first difference.
+ */
+export function assertSameStore(after: string, before: string, message = 'the store is unchanged'): void {
+  if (after === before) return;
+  const records = (snapshot: string) => {
+    const out = new Map<string, string>();
+    for (const [db, entries] of Object.entries(JSON.parse(snapshot) as Record<string, Array<[unknown, unknown]>>)) {
+      for (const [key, value] of entries) out.set(`${db} ${JSON.stringify(key)}`, JSON.stringify(value));
+    }
+    return out;
+  };
+  const [a, b] = [records(after), records(before)];
+  const lines: string[] = [];
+  for (const [key, value] of a) if (b.get(key) !== value) lines.push(`${key}: ${b.has(key) ? `${b.get(key)!.slice(0, 120)} → ` : 'new '}${value.slice(0, 120)}`);
+  for (const key of b.keys()) if (!a.has(key)) lines.push(`${key}: removed`);
+  assert.fail(`${message}; ${lines.length} records differ:\n${lines.slice(0, 20).join('\n')}`);
 }

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { SignJWT, createLocalJWKSet, exportJWK, generateKeyPair, importJWK, jwtVerify, type JWK } from 'jose';
 import { getToken, runCli } from '../helpers/auth.ts';
 import { type TestServer, sharedDataDir, startServer, tempDir } from '../helpers/server.ts';
-import { snapshotStore } from '../helpers/store-snapshot.ts';
+import { snapshotStore, assertSameStore } from '../helpers/store-snapshot.ts';
 
 const TWO_ENVIRONMENTS = { environments: { demo: { itemTypes: ['article'] }, shop: { itemTypes: ['product'] } } };
 const ARTICLE = { environment: 'demo', item_id: 'x', item_type: 'article', title: 'Should never be stored' };
@@ -236,7 +236,7 @@ test('token endpoint, bearer checks, JWKS and secret storage on a two-environmen
         body: JSON.stringify(ARTICLE),
       });
       await assertBearer401(res, c.detail);
-      assert.equal(await snapshotStore(server.dataDir), before);
+      assertSameStore(await snapshotStore(server.dataDir), before);
     });
   }
 

@@ -11,7 +11,7 @@ import { getToken } from '../helpers/auth.ts';
 import { chromiumMissing, collectPageErrors, launchChromium, screenshot } from '../helpers/browser.ts';
 import { EXPECTED, SHOP_CONFIG, sendShopTraffic } from '../helpers/report-traffic.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
-import { snapshotStore } from '../helpers/store-snapshot.ts';
+import { snapshotStore, assertSameStore } from '../helpers/store-snapshot.ts';
 
 describe('dashboard in Chromium', { skip: chromiumMissing, concurrency: 1 }, () => {
   let server: TestServer;
@@ -68,7 +68,7 @@ describe('dashboard in Chromium', { skip: chromiumMissing, concurrency: 1 }, () 
     assert.equal(await page.evaluate("sessionStorage.getItem('affinity.dashboard')"), null);
     assert.equal(await page.locator('#dashboard').isHidden(), true);
     await screenshot(page, 'dashboard-login-refused');
-    assert.equal(await snapshotStore(server.dataDir), stored);
+    assertSameStore(await snapshotStore(server.dataDir), stored);
   });
 
   test('signed in, the page shows the reporting API figures and the control group lift with its interval', async () => {

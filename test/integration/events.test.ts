@@ -7,7 +7,7 @@ import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { getToken, runCli } from '../helpers/auth.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
-import { snapshotStore } from '../helpers/store-snapshot.ts';
+import { snapshotStore, assertSameStore } from '../helpers/store-snapshot.ts';
 import { assertProblem, type FieldErrorEntry, type Problem } from '../helpers/problem.ts';
 
 type Event = Record<string, unknown>;
@@ -113,7 +113,7 @@ async function assertRefusedAndNothingStored(
 ): Promise<void> {
   const stored = await snapshotStore(server.dataDir);
   await check(await send());
-  assert.equal(await snapshotStore(server.dataDir), stored, 'the store is unchanged');
+  assertSameStore(await snapshotStore(server.dataDir), stored, 'the store is unchanged');
 }
 
 /** `affinity events export` on the server's data directory, parsed. */

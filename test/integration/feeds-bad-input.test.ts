@@ -7,7 +7,7 @@ import { apiClient, waitFor, type Api } from '../helpers/api.ts';
 import { getToken } from '../helpers/auth.ts';
 import { assertFieldErrors, assertProblem } from '../helpers/problem.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
-import { snapshotStore } from '../helpers/store-snapshot.ts';
+import { snapshotStore, assertSameStore } from '../helpers/store-snapshot.ts';
 
 /** A port nothing listens on: polls fail at once (retries are off in this suite). */
 const DEAD_URL = 'http://127.0.0.1:9/feed.rss';
@@ -124,7 +124,7 @@ describe('feed endpoints refuse bad input and change nothing', () => {
       const problem = await assertProblem(res, c.status, c.kind);
       if (c.errors) assertFieldErrors(problem, c.errors);
       else assert.equal(problem.errors, undefined, JSON.stringify(problem.errors));
-      assert.equal(await snapshotStore(server.dataDir), before, 'the store is unchanged');
+      assertSameStore(await snapshotStore(server.dataDir), before, 'the store is unchanged');
     });
   }
 });

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { getToken } from '../helpers/auth.ts';
 import { assertFieldErrors, assertProblem } from '../helpers/problem.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
-import { snapshotStore } from '../helpers/store-snapshot.ts';
+import { snapshotStore, assertSameStore } from '../helpers/store-snapshot.ts';
 
 const MAX_UPLOAD = 4096;
 const CSV = 'operation,item_id,item_type\nADD,bad-1,article\n';
@@ -70,7 +70,7 @@ describe('import endpoints refuse bad input and change nothing', () => {
       const problem = await assertProblem(res, c.status, c.kind);
       if (c.errors) assertFieldErrors(problem, c.errors);
       else assert.equal(problem.errors, undefined, JSON.stringify(problem.errors));
-      assert.equal(await snapshotStore(server.dataDir), before, 'the store is unchanged');
+      assertSameStore(await snapshotStore(server.dataDir), before, 'the store is unchanged');
       assert.deepEqual(inboxFiles(), [], 'no file is left in the inbox');
     });
   }
@@ -93,7 +93,7 @@ describe('import endpoints refuse bad input and change nothing', () => {
     } as RequestInit).catch((err: unknown) => err);
     // The server answers 413 and closes; a client still sending may see the reset instead.
     if (res instanceof Response) await assertProblem(res, 413, 'body-too-large');
-    assert.equal(await snapshotStore(server.dataDir), before, 'the store is unchanged');
+    assertSameStore(await snapshotStore(server.dataDir), before, 'the store is unchanged');
     assert.deepEqual(inboxFiles(), [], 'no file is left in the inbox');
     assert.equal((await fetch(`${server.url}/health`)).status, 200);
   });

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { getToken } from '../helpers/auth.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
-import { snapshotStore } from '../helpers/store-snapshot.ts';
+import { snapshotStore, assertSameStore } from '../helpers/store-snapshot.ts';
 import { assertProblem, type Problem } from '../helpers/problem.ts';
 
 
@@ -294,7 +294,7 @@ describe('Items API bad input', () => {
             assert.ok(allow, 'an Allow header');
             assert.deepEqual(allow.split(',').map((m) => m.trim()).sort(), c.allow);
           }
-          assert.equal(await snapshotStore(server.dataDir), stored, 'the store is unchanged');
+          assertSameStore(await snapshotStore(server.dataDir), stored, 'the store is unchanged');
         });
       }
     });
@@ -306,7 +306,7 @@ describe('Items API bad input', () => {
     assert.ok(res.status === 415 || res.status === 422, `status ${res.status}`);
     const problem = await assertProblem(res, res.status, res.status === 415 ? 'invalid-item' : 'body-not-json');
     if (res.status === 415) assertFieldErrors(problem, [['(body)', /object/]]);
-    assert.equal(await snapshotStore(server.dataDir), stored);
+    assertSameStore(await snapshotStore(server.dataDir), stored);
     const health = await fetch(`${server.url}/health`);
     assert.equal(health.status, 200);
     assert.equal(((await health.json()) as { status: string }).status, 'ok');
@@ -317,7 +317,7 @@ describe('Items API bad input', () => {
     const res = await send('POST', WEBHOOK, DEEP_ARRAYS);
     assert.ok(res.status === 415 || res.status === 422, `status ${res.status}`);
     await assertProblem(res, res.status, res.status === 415 ? 'invalid-item' : 'body-not-json');
-    assert.equal(await snapshotStore(server.dataDir), stored);
+    assertSameStore(await snapshotStore(server.dataDir), stored);
   });
 
   test('after every bad input the seed item reads back unchanged, no other item exists, no 5xx was logged, and /health answers 200', async () => {
@@ -365,7 +365,7 @@ describe('Items API body size limit (AFFINITY_MAX_BODY_BYTES=2048)', () => {
     const problem = await assertProblem(res, 413, 'body-too-large');
     assert.match(problem.detail, /2048 bytes/);
     assert.equal(problem.errors, undefined);
-    assert.equal(await snapshotStore(server.dataDir), stored);
+    assertSameStore(await snapshotStore(server.dataDir), stored);
   });
 
   test('PUT item with a body one byte over the limit answers 413 and stores nothing', async () => {
@@ -373,13 +373,13 @@ describe('Items API body size limit (AFFINITY_MAX_BODY_BYTES=2048)', () => {
     const body = bodyOfSize('big-2', LIMIT + 1);
     assert.equal(Buffer.byteLength(body), LIMIT + 1);
     await assertProblem(await put('big-2', body), 413, 'body-too-large');
-    assert.equal(await snapshotStore(server.dataDir), stored);
+    assertSameStore(await snapshotStore(server.dataDir), stored);
   });
 
   test('POST item with a body larger than the limit answers 413 and stores nothing', async () => {
     const stored = await snapshotStore(server.dataDir);
     await assertProblem(await put('big-3', bodyOfSize('big-3', 4 * LIMIT), 'POST'), 413, 'body-too-large');
-    assert.equal(await snapshotStore(server.dataDir), stored);
+    assertSameStore(await snapshotStore(server.dataDir), stored);
   });
 
   /** PUT with a streamed body: fetch sends it chunked, without Content-Length. */
@@ -394,7 +394,7 @@ describe('Items API body size limit (AFFINITY_MAX_BODY_BYTES=2048)', () => {
   test('PUT item with a chunked body (no Content-Length) larger than the limit answers 413 and stores nothing', async () => {
     const stored = await snapshotStore(server.dataDir);
     await assertProblem(await putChunked('big-4', bodyOfSize('big-4', 4 * LIMIT)), 413, 'body-too-large');
-    assert.equal(await snapshotStore(server.dataDir), stored);
+    assertSameStore(await snapshotStore(server.dataDir), stored);
   });
 
   test('PUT item with a chunked body under the limit is accepted', async () => {

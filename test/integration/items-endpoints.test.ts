@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { getToken, runCli } from '../helpers/auth.ts';
 import { startServer, tempDir, type TestServer } from '../helpers/server.ts';
-import { readChanges, snapshotStore } from '../helpers/store-snapshot.ts';
+import { readChanges, snapshotStore, assertSameStore } from '../helpers/store-snapshot.ts';
 
 type Json = Record<string, unknown>;
 interface ListPage {
@@ -127,7 +127,7 @@ describe('Items API endpoints (demo environment)', () => {
     const res = await api.request('PUT', '/api/demo/items/article/nobody-1');
     assert.equal(res.status, 200);
     assert.equal(await res.text(), '');
-    assert.equal(await snapshotStore(server.dataDir), stored);
+    assertSameStore(await snapshotStore(server.dataDir), stored);
     assert.deepEqual(await api.get('demo', 'article', 'nobody-1'), article('nobody-1', { title: 'Kept' }));
   });
 
@@ -136,7 +136,7 @@ describe('Items API endpoints (demo environment)', () => {
     const res = await api.request('PUT', '/api/demo/items/article/nobody-1', '');
     assert.equal(res.status, 200);
     assert.equal(await res.text(), '');
-    assert.equal(await snapshotStore(server.dataDir), stored);
+    assertSameStore(await snapshotStore(server.dataDir), stored);
   });
 
   test('POST /api/demo/items/{type} creates an item (200, empty body) and a second POST replaces it', async () => {
@@ -272,11 +272,11 @@ describe('Items API endpoints (demo environment)', () => {
     await api.put(article('idem-1'));
     const stored = await snapshotStore(server.dataDir);
     assert.equal(await api.status('POST', '/api/demo/items/article/idem-1/enable'), 200);
-    assert.equal(await snapshotStore(server.dataDir), stored);
+    assertSameStore(await snapshotStore(server.dataDir), stored);
     assert.equal(await api.status('POST', '/api/demo/items/article/idem-1/disable'), 200);
     const afterDisable = await snapshotStore(server.dataDir);
     assert.equal(await api.status('POST', '/api/demo/items/article/idem-1/disable'), 200);
-    assert.equal(await snapshotStore(server.dataDir), afterDisable);
+    assertSameStore(await snapshotStore(server.dataDir), afterDisable);
     const ops = (await readChanges(server.dataDir)).filter((c) => c.itemId === 'idem-1').map((c) => c.op);
     assert.deepEqual(ops, ['create', 'disable']);
   });
@@ -430,7 +430,7 @@ describe('Items API across two environments', () => {
     assert.equal(res.status, 415);
     const problem = (await res.json()) as { errors: Array<{ path: string }> };
     assert.deepEqual(problem.errors.map((e) => e.path), ['item_type']);
-    assert.equal(await snapshotStore(server.dataDir), stored);
+    assertSameStore(await snapshotStore(server.dataDir), stored);
   });
 
   test('disabling or deleting in one environment leaves the same id in the other untouched', async () => {

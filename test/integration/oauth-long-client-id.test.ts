@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { startServer, type TestServer } from '../helpers/server.ts';
-import { snapshotStore } from '../helpers/store-snapshot.ts';
+import { snapshotStore, assertSameStore } from '../helpers/store-snapshot.ts';
 
 let server: TestServer;
 before(async () => {
@@ -24,7 +24,7 @@ for (const [name, clientId] of [
     });
     assert.equal(res.status, 401);
     assert.deepEqual(await res.json(), { error: 'invalid_client', error_description: 'Client authentication failed' });
-    assert.equal(await snapshotStore(server.dataDir), stored);
+    assertSameStore(await snapshotStore(server.dataDir), stored);
   });
 
   test(`${name} in HTTP Basic answers 401 invalid_client`, async () => {

@@ -10,7 +10,7 @@ import protobuf from 'protobufjs';
 import { getToken } from '../helpers/auth.ts';
 import { assertProblem } from '../helpers/problem.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
-import { snapshotStore } from '../helpers/store-snapshot.ts';
+import { snapshotStore, assertSameStore } from '../helpers/store-snapshot.ts';
 
 const PROTO = protobuf.parse(readFileSync(join(import.meta.dirname, '..', '..', 'proto', 'affinity.proto'), 'utf8'), { keepCase: true }).root;
 const EventBatch = PROTO.lookupType('affinity.v1.EventBatch');
@@ -60,7 +60,7 @@ describe('protobuf bodies and answers', () => {
     const viaJson = await assertProblem(await post('/api/demo/events', JSON.stringify({ events }), { 'Content-Type': 'application/json' }), 400, 'invalid-events');
     assert.deepEqual(viaProtobuf.errors, viaJson.errors);
     assert.equal(viaProtobuf.title, viaJson.title);
-    assert.equal(await snapshotStore(server.dataDir), before, 'the store is unchanged');
+    assertSameStore(await snapshotStore(server.dataDir), before, 'the store is unchanged');
   });
 
   test('a protobuf body that does not decode answers 400 and stores nothing', async () => {
@@ -71,7 +71,7 @@ describe('protobuf bodies and answers', () => {
     const rec = await assertProblem(await post('/api/demo/recommendations/requests', garbage, PROTOBUF), 400, 'invalid-request');
     assert.match(rec.detail, /not a valid affinity\.v1\.RecommendationRequest protobuf message/);
     await assertProblem(await post('/api/demo/events', new Uint8Array(0), PROTOBUF), 400, 'body-required');
-    assert.equal(await snapshotStore(server.dataDir), before, 'the store is unchanged');
+    assertSameStore(await snapshotStore(server.dataDir), before, 'the store is unchanged');
   });
 
   test('a RecommendationRequest answered in protobuf equals the JSON answer', async () => {

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { getToken } from '../helpers/auth.ts';
 import { assertFieldErrors, assertProblem } from '../helpers/problem.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
-import { snapshotStore } from '../helpers/store-snapshot.ts';
+import { snapshotStore, assertSameStore } from '../helpers/store-snapshot.ts';
 
 let server: TestServer;
 let token: string;
@@ -109,7 +109,7 @@ describe('GET /reports checks every query parameter before using it', () => {
       const before = await snapshotStore(server.dataDir);
       const res = await fetch(`${server.url}/api/demo/reports?${query}`, { headers: { Authorization: `Bearer ${token}` } });
       assertFieldErrors(await assertProblem(res, 400, 'invalid-request'), errors);
-      assert.equal(await snapshotStore(server.dataDir), before);
+      assertSameStore(await snapshotStore(server.dataDir), before);
     });
   }
 
@@ -185,7 +185,7 @@ describe('Content-Encoding', () => {
         });
         const problem = await assertProblem(res, 415, 'unsupported-media-type');
         assert.ok(problem.detail.includes(`'${coding}'`), problem.detail);
-        assert.equal(await snapshotStore(server.dataDir), before);
+        assertSameStore(await snapshotStore(server.dataDir), before);
       });
     }
   }

@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { DEFAULT_CONFIG } from '../../src/config/defaults.ts';
 import { getToken, runCli } from '../helpers/auth.ts';
 import { startServer, tempDir, type TestServer } from '../helpers/server.ts';
-import { snapshotStore } from '../helpers/store-snapshot.ts';
+import { snapshotStore, assertSameStore } from '../helpers/store-snapshot.ts';
 import { assertProblem, type Problem } from '../helpers/problem.ts';
 
 
@@ -112,7 +112,7 @@ describe('recommendation request bad input', () => {
   async function assertNothingStored(send: () => Promise<Response>, check: (res: Response) => Promise<unknown>): Promise<void> {
     const stored = await snapshotStore(server.dataDir);
     await check(await send());
-    assert.equal(await snapshotStore(server.dataDir), stored, 'the store is unchanged');
+    assertSameStore(await snapshotStore(server.dataDir), stored, 'the store is unchanged');
   }
 
   before(async () => {

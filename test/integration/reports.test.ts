@@ -9,7 +9,7 @@ import { getToken } from '../helpers/auth.ts';
 import { assertFieldErrors, assertProblem } from '../helpers/problem.ts';
 import { EXPECTED, PRODUCTS, SHOP_CONFIG, sendShopTraffic } from '../helpers/report-traffic.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
-import { snapshotStore } from '../helpers/store-snapshot.ts';
+import { snapshotStore, assertSameStore } from '../helpers/store-snapshot.ts';
 
 let server: TestServer;
 let token: string;
@@ -137,7 +137,7 @@ describe('bad report ranges answer 400 and store nothing', () => {
       const before = await snapshotStore(server.dataDir);
       const res = await fetch(`${server.url}${path}`, { headers: { Authorization: `Bearer ${token}` } });
       assertFieldErrors(await assertProblem(res, 400, 'invalid-request'), errors);
-      assert.equal(await snapshotStore(server.dataDir), before);
+      assertSameStore(await snapshotStore(server.dataDir), before);
     });
   }
 });
