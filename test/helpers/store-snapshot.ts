@@ -25,15 +25,16 @@ function openReadOnly(dataDir: string) {
 
 /**
  * Records written on their own schedule by background writers that no single request drives,
- * left out of snapshots: the trained model (the trainer rebuilds on a timer, [env, 'tm', ...])
- * and the request counter's report records (`requests`, recommended items, coverage, latency:
+ * left out of snapshots: the trained model and its training-data snapshot (the trainer rebuilds
+ * on a timer and on start, [env, 'tm', ...] and [env, 'training', ...]: CI caught a snapshot
+ * written between a test's two reads), the request counter's report records (`requests`, recommended items, coverage, latency:
  * flushed about once a second after earlier requests, recommend/request-counter.ts), and the
  * builder's ranked lists ([env, 'top', ...]: written at its start and when an hour turns,
  * model/popularity.ts).
  */
 function ownedByBackgroundWriter(key: unknown): boolean {
   if (!Array.isArray(key)) return false;
-  if (key[1] === 'tm' || key[1] === 'top' || key[1] === 'repc' || key[1] === 'repn' || key[1] === 'replat') return true;
+  if (key[1] === 'tm' || key[1] === 'training' || key[1] === 'top' || key[1] === 'repc' || key[1] === 'repn' || key[1] === 'replat') return true;
   return key[1] === 'repr' && key[4] === 'requests';
 }
 
