@@ -8,6 +8,7 @@
 import type { Key } from 'lmdb';
 import type { Store } from '../store/open.ts';
 import { bytesOf, POPULARITY_CHUNK_ITEMS, popularityChunkKey, popularityKey, readPopularity, topItemsKey } from '../store/model.ts';
+import { grown } from '../domain/grown.ts';
 import { TopItems } from './top-items.ts';
 
 export const SECONDS_PER_BUCKET = 3600;
@@ -64,9 +65,7 @@ export class PopularityState {
     let counts = this.#bucket(bucket);
     if (ix >= counts.length) {
       const length = Math.ceil(Math.max(ix + 1, counts.length * 2, 1024) / POPULARITY_CHUNK_ITEMS) * POPULARITY_CHUNK_ITEMS;
-      const grown = new Float32Array(length);
-      grown.set(counts);
-      counts = grown;
+      counts = grown(counts, length);
       this.#counts.set(bucket, counts);
     }
     counts[ix] = counts[ix]! + w;
@@ -87,11 +86,7 @@ export class PopularityState {
       if (this.#trendHour - bucket < TRENDING_HOURS) this.#trendStale = true;
       return;
     }
-    if (ix >= this.#trendScores.length) {
-      const grown = new Float32Array(Math.max(ix + 1, this.#trendScores.length * 2, 1024));
-      grown.set(this.#trendScores);
-      this.#trendScores = grown;
-    }
+    if (ix >= this.#trendScores.length) this.#trendScores = grown(this.#trendScores, Math.max(ix + 1, this.#trendScores.length * 2, 1024));
     // The same sum as #moveTrendTo's, in the same order: a restarted builder (which sums at start)
     // writes the bits one that never stopped writes.
     this.#trendScores[ix] = (this.#trendBase[ix] ?? 0) + this.#counts.get(bucket)![ix]!;
@@ -107,11 +102,7 @@ export class PopularityState {
     let base = new Float32Array(0);
     for (let age = TRENDING_HOURS - 1; age >= 1; age--) {
       const counts = this.#counts.get(hour - age) ?? this.#read(hour - age);
-      if (counts.length > base.length) {
-        const grown = new Float32Array(counts.length);
-        grown.set(base);
-        base = grown;
-      }
+      if (counts.length > base.length) base = grown(base, counts.length);
       for (let ix = 0; ix < counts.length; ix++) base[ix] = base[ix]! + counts[ix]! * DECAY[age]!;
     }
     const current = this.#bucket(hour);
