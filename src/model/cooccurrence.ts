@@ -1,10 +1,10 @@
 /**
  * @module model/cooccurrence
  * Item-item co-occurrence: when a user consumes item i after items j in their recent history,
- * both i→j and j→i gain the configured weight of the new consumption. Rows live in flat typed
- * heaps (no object or typed array per row: allocating and growing those was ~5% of the builder,
- * issue 12), unsorted, each with a small open-addressing table from neighbour to slot, so a pair
- * update is a hash probe and an add. A row is cut back to its strongest `maxNeighbours` (equal
+ * both i→j and j→i gain the configured weight of the new consumption. Each row is an
+ * open-addressing table of (neighbour, weight) entries in paged typed heaps (no object or typed
+ * array per row: allocating and growing those was ~5% of the builder, issue 12), so a pair update
+ * is a hash probe and an add in one cache line. A row is cut back to its strongest `maxNeighbours` (equal
  * weights: lower ix first) only when it reaches twice that: where the order of the events says,
  * never where a flush falls. Weights are summed in f32, what is stored. A flush writes each
  * changed row whole and in order, up to twice `maxNeighbours` long (readers take the strongest
@@ -15,62 +15,64 @@
  * Keeping every row sorted as it changed (indexOf over up to 401 entries, binary search,
  * copyWithin) was ~22% of the builder's time at a 1M-event replay.
  */
-import { grown } from '../domain/grown.ts';
 import type { Store } from '../store/open.ts';
 import { encodeNeighboursInto, NeighbourRowReader, neighboursKey, neighboursWords } from '../store/model.ts';
 
-const FIRST_CAPACITY = 8;
 /** Not loaded (row metadata). */
 const NONE = -1;
 /** 2^32: the sort key packs an integer weight above a u32 ix. */
 const TWO_32 = 4294967296;
 /** Largest weight the packed key holds exactly: key < 2^53. */
 const MAX_PACKED_WEIGHT = 2 ** 21 - 1;
-/** Fibonacci hashing multiplier (2^32 / golden ratio) as an i32. */
+/** Fibonacci hashing multiplier (2^32 / golden ratio) as an i32; a table of 2^b entries takes the top b bits. */
 const HASH_MUL = -1640531535;
-/** Most slots a row's u16 table entries (slot + 1) can name; config/schema.ts caps maxNeighbours at 10,000 (20,001 slots). */
+/** Most slots a row may hold (config/schema.ts caps maxNeighbours at 10,000: 20,001 slots); its table (2^17 entries) fits a page. */
 const MAX_ROW_SLOTS = 0xffff;
+/** Table entries per heap page (8 bytes each: 8 MB). A row's table never spans two pages. */
+const PAGE_BITS = 20;
+const PAGE_ENTRIES = 1 << PAGE_BITS;
+const PAGE_MASK = PAGE_ENTRIES - 1;
+/** Per row in #meta: its table's address (page << PAGE_BITS | entry, NONE when not loaded), size class, entry count, dirty flag. */
+const META = 4;
+const [ADDR, CLS, COUNT, DIRTY] = [0, 1, 2, 3];
 
 export class CooccurrenceState {
   readonly #store: Store;
   readonly #env: string;
   readonly #maxNeighbours: number;
-  /** Slot capacity of each size class: powers of two from 8, the last one beyond twice the bound. */
+  /** Slot capacity of each size class: half its table, the last one beyond twice the bound. */
   readonly #classCap: number[] = [];
-  /** Hash table size of each class: a power of two at least twice its capacity (probes stay short). */
-  readonly #classTable: number[] = [];
+  /** log2 of each class's table size: at least twice its capacity, so probes stay short. */
+  readonly #classBits: number[] = [];
   /** Whether rows may be stored: false for an environment the builder has never written, so a first touch skips the read. */
   #mayExist: boolean;
 
-  // Per row, by item index.
-  #off = new Int32Array(0).fill(NONE);
-  #toff = new Int32Array(0);
-  #cls = new Uint8Array(0);
-  #n = new Int32Array(0);
-  #isDirty = new Uint8Array(0);
+  /** Row metadata, META words per item index: one cache line for everything a pair update asks of its row. */
+  #meta = new Int32Array(0);
   readonly #dirty: number[] = [];
   #cached = 0;
 
-  // Heaps: neighbour ix and summed weight per slot; per table entry, slot + 1 (0 empty).
-  #ix = new Uint32Array(1 << 16);
-  #w = new Float64Array(1 << 16);
-  #used = 0;
-  #table = new Uint16Array(1 << 17);
-  #tableUsed = 0;
-  /** Free blocks per class, as (off, toff) pairs. */
+  /**
+   * Each row is an open-addressing table whose entries hold the neighbour (ix + 1; 0 empty) and its
+   * summed f32 weight side by side: a pair update reads one cache line. The tables live in pages
+   * that are never copied (doubling one heap was ~4% of a 1M-event replay, and each row move
+   * another ~5%). Per page, its words as u32 (keys) and as f32 (weights) over the same memory.
+   */
+  readonly #keyPages: Uint32Array[] = [];
+  readonly #weightPages: Float32Array[] = [];
+  /** Next free entry of the last page. */
+  #pageUsed = PAGE_ENTRIES;
+  /** Free tables per class, as addresses. */
   #free: number[][] = [];
   // Sort scratch, one row long (reused: no array per sorted row).
   readonly #keys: Float64Array;
   readonly #order: Uint32Array;
+  readonly #gatheredIx: Uint32Array;
+  readonly #gatheredW: Float32Array;
   readonly #sortedIx: Uint32Array;
-  readonly #sortedW: Float64Array;
-  /** Heap offset of the row the comparator sort is ordering. */
-  #sortOff = 0;
+  readonly #sortedW: Float32Array;
   /** Strongest first, equal weights by lower ix; made once, not a closure per sort. */
-  readonly #bySlot = (a: number, b: number): number => {
-    const off = this.#sortOff;
-    return this.#w[off + b]! - this.#w[off + a]! || this.#ix[off + a]! - this.#ix[off + b]!;
-  };
+  readonly #bySlot = (a: number, b: number): number => this.#gatheredW[b]! - this.#gatheredW[a]! || this.#gatheredIx[a]! - this.#gatheredIx[b]!;
   readonly #reader = new NeighbourRowReader();
 
   /** `fresh`: nothing of this environment was ever written (the builder's position is 0). */
@@ -81,83 +83,91 @@ export class CooccurrenceState {
     this.#mayExist = !fresh;
     // One slot beyond twice the bound: a full row is cut back before the next new neighbour.
     const maxCapacity = 2 * maxNeighbours + 1;
-    if (maxCapacity > MAX_ROW_SLOTS) throw new RangeError(`maxNeighbours ${maxNeighbours} is over ${(MAX_ROW_SLOTS - 1) / 2}: row tables hold u16 slots`);
-    for (let cap = FIRST_CAPACITY; ; cap *= 2) {
+    if (maxCapacity > MAX_ROW_SLOTS) throw new RangeError(`maxNeighbours ${maxNeighbours} is over ${(MAX_ROW_SLOTS - 1) / 2}: a row's table would outgrow a heap page`);
+    // Capacities 8, 32, 128, ...: a row that grows moves 3 times on its way to 201 entries, not 5.
+    for (let cap = 8; ; cap *= 4) {
       const c = Math.min(cap, maxCapacity);
+      let bits = 1;
+      while (1 << bits < 2 * c) bits++;
       this.#classCap.push(c);
-      let t = 2;
-      while (t < 2 * c) t *= 2;
-      this.#classTable.push(t);
+      this.#classBits.push(bits);
       this.#free.push([]);
       if (c === maxCapacity) break;
     }
     this.#keys = new Float64Array(maxCapacity);
     this.#order = new Uint32Array(maxCapacity);
+    this.#gatheredIx = new Uint32Array(maxCapacity);
+    this.#gatheredW = new Float32Array(maxCapacity);
     this.#sortedIx = new Uint32Array(maxCapacity);
-    this.#sortedW = new Float64Array(maxCapacity);
+    this.#sortedW = new Float32Array(maxCapacity);
   }
 
   #ensureRows(ix: number): void {
-    if (ix < this.#off.length) return;
-    const length = Math.max(ix + 1, this.#off.length * 2, 1024);
-    const off = new Int32Array(length).fill(NONE);
-    off.set(this.#off);
-    this.#off = off;
-    this.#toff = grown(this.#toff, length);
-    this.#cls = grown(this.#cls, length);
-    this.#n = grown(this.#n, length);
-    this.#isDirty = grown(this.#isDirty, length);
+    if (ix * META < this.#meta.length) return;
+    const rows = Math.max(ix + 1, (this.#meta.length / META) * 2, 1024);
+    const meta = new Int32Array(rows * META);
+    meta.set(this.#meta);
+    for (let r = this.#meta.length / META; r < rows; r++) meta[r * META + ADDR] = NONE;
+    this.#meta = meta;
   }
 
-  /** Gives row `r` an empty block of class `cls` (its table cleared). */
+  /** Gives row `r` an empty table of class `cls`. */
   #alloc(r: number, cls: number): void {
-    const free = this.#free[cls]!;
-    const tsize = this.#classTable[cls]!;
-    let off: number;
-    let toff: number;
-    if (free.length > 0) {
-      toff = free.pop()!;
-      off = free.pop()!;
-    } else {
-      const cap = this.#classCap[cls]!;
-      off = this.#used;
-      toff = this.#tableUsed;
-      this.#used += cap;
-      this.#tableUsed += tsize;
-      if (this.#used > this.#ix.length) {
-        const size = Math.max(this.#used, this.#ix.length * 2);
-        this.#ix = grown(this.#ix, size);
-        this.#w = grown(this.#w, size);
+    const size = 1 << this.#classBits[cls]!;
+    let addr = this.#free[cls]!.pop();
+    if (addr === undefined) {
+      if (this.#pageUsed + size > PAGE_ENTRIES) {
+        // A fresh ArrayBuffer is zeroed (empty tables) and its pages are touched only as tables are used.
+        const words = new Uint32Array(2 * PAGE_ENTRIES);
+        this.#keyPages.push(words);
+        this.#weightPages.push(new Float32Array(words.buffer));
+        this.#pageUsed = 0;
       }
-      if (this.#tableUsed > this.#table.length) this.#table = grown(this.#table, Math.max(this.#tableUsed, this.#table.length * 2));
+      addr = ((this.#keyPages.length - 1) << PAGE_BITS) | this.#pageUsed;
+      this.#pageUsed += size;
+    } else {
+      this.#keyPages[addr >>> PAGE_BITS]!.fill(0, 2 * (addr & PAGE_MASK), 2 * ((addr & PAGE_MASK) + size));
     }
-    this.#table.fill(0, toff, toff + tsize);
-    this.#off[r] = off;
-    this.#toff[r] = toff;
-    this.#cls[r] = cls;
+    const m = r * META;
+    this.#meta[m + ADDR] = addr;
+    this.#meta[m + CLS] = cls;
+    this.#meta[m + COUNT] = 0;
   }
 
-  #release(r: number): void {
-    this.#free[this.#cls[r]!]!.push(this.#off[r]!, this.#toff[r]!);
+  /** Puts a neighbour known to be absent into row r's table (room checked by the caller). */
+  #insert(r: number, to: number, weight: number): void {
+    const m = r * META;
+    const addr = this.#meta[m + ADDR]!;
+    const bits = this.#classBits[this.#meta[m + CLS]!]!;
+    const mask = (1 << bits) - 1;
+    const keys = this.#keyPages[addr >>> PAGE_BITS]!;
+    const base = 2 * (addr & PAGE_MASK);
+    let h = Math.imul(to, HASH_MUL) >>> (32 - bits);
+    while (keys[base + 2 * h] !== 0) h = (h + 1) & mask;
+    keys[base + 2 * h] = to + 1;
+    this.#weightPages[addr >>> PAGE_BITS]![base + 2 * h + 1] = weight;
+    this.#meta[m + COUNT]!++;
   }
 
-  /** Fills row r's table from its n slots (after a move, a sort or a cut). */
-  #rehash(r: number): void {
-    const toff = this.#toff[r]!;
-    const mask = this.#classTable[this.#cls[r]!]! - 1;
-    const table = this.#table;
-    const ix = this.#ix;
-    table.fill(0, toff, toff + mask + 1);
-    const off = this.#off[r]!;
-    const n = this.#n[r]!;
-    for (let s = 0; s < n; s++) {
-      let h = (Math.imul(ix[off + s]!, HASH_MUL) >>> 16) & mask;
-      while (table[toff + h] !== 0) h = (h + 1) & mask;
-      table[toff + h] = s + 1;
+  /** Copies row r's entries (table order) to #gatheredIx/#gatheredW; returns their count. */
+  #gather(r: number): number {
+    const m = r * META;
+    const addr = this.#meta[m + ADDR]!;
+    const size = 1 << this.#classBits[this.#meta[m + CLS]!]!;
+    const keys = this.#keyPages[addr >>> PAGE_BITS]!;
+    const weights = this.#weightPages[addr >>> PAGE_BITS]!;
+    const base = 2 * (addr & PAGE_MASK);
+    let n = 0;
+    for (let e = base; e < base + 2 * size; e += 2) {
+      const key = keys[e]!;
+      if (key === 0) continue;
+      this.#gatheredIx[n] = key - 1;
+      this.#gatheredW[n++] = weights[e + 1]!;
     }
+    return n;
   }
 
-  /** Loads row r (from LMDB when it may exist) into a block of its size. */
+  /** Loads row r (from LMDB when it may exist) into a table of its size. */
   #load(r: number): void {
     const stored = this.#reader;
     // Written under a larger maxNeighbours (the configuration changed): rows are stored strongest
@@ -167,48 +177,37 @@ export class CooccurrenceState {
     let cls = 0;
     while (this.#classCap[cls]! < n) cls++;
     this.#alloc(r, cls);
-    const off = this.#off[r]!;
-    for (let i = 0; i < n; i++) {
-      this.#ix[off + i] = stored.ix(i);
-      this.#w[off + i] = stored.weight(i);
-    }
-    this.#n[r] = n;
-    if (n > 0) this.#rehash(r);
+    for (let i = 0; i < n; i++) this.#insert(r, stored.ix(i), stored.weight(i));
     this.#cached++;
   }
 
-  /** Moves row r to the next class up. */
-  #growRow(r: number): void {
-    const oldOff = this.#off[r]!;
-    const n = this.#n[r]!;
-    this.#release(r);
-    this.#alloc(r, this.#cls[r]! + 1);
-    const off = this.#off[r]!;
-    this.#ix.copyWithin(off, oldOff, oldOff + n);
-    this.#w.copyWithin(off, oldOff, oldOff + n);
-    this.#rehash(r);
+  /** Moves row r's entries to a table of class `cls` (a larger one to grow; the same to rebuild). */
+  #move(r: number, cls: number): void {
+    const m = r * META;
+    const n = this.#gather(r);
+    this.#free[this.#meta[m + CLS]!]!.push(this.#meta[m + ADDR]!);
+    this.#alloc(r, cls);
+    for (let s = 0; s < n; s++) this.#insert(r, this.#gatheredIx[s]!, this.#gatheredW[s]!);
   }
 
   /**
-   * Writes row r's slots in order (strongest first, equal weights by lower ix) to #sortedIx and
-   * #sortedW, leaving the row itself (and so its table) as it was. Integer weights (the configured
-   * ones, and their sums) are packed with the ix into one f64 key and sorted natively; others take
-   * a comparator sort of slot numbers.
+   * Writes row r's entries in order (strongest first, equal weights by lower ix) to #sortedIx and
+   * #sortedW; returns their count. Integer weights (the configured ones, and their sums) are
+   * packed with the ix into one f64 key and sorted natively; others take a comparator sort.
    */
-  #sortRow(r: number): void {
-    const off = this.#off[r]!;
-    const n = this.#n[r]!;
-    const ix = this.#ix;
-    const w = this.#w;
+  #sortRow(r: number): number {
+    const n = this.#gather(r);
+    const ix = this.#gatheredIx;
+    const w = this.#gatheredW;
     const outIx = this.#sortedIx;
     const outW = this.#sortedW;
     const keys = this.#keys;
     let packed = true;
     for (let s = 0; s < n && packed; s++) {
-      const weight = w[off + s]!;
+      const weight = w[s]!;
       packed = weight <= MAX_PACKED_WEIGHT && Number.isInteger(weight);
       // Ascending keys are weakest first; the higher ix of equal weights has the lower key.
-      keys[s] = weight * TWO_32 + (TWO_32 - 1 - ix[off + s]!);
+      keys[s] = weight * TWO_32 + (TWO_32 - 1 - ix[s]!);
     }
     if (packed) {
       keys.subarray(0, n).sort();
@@ -218,69 +217,57 @@ export class CooccurrenceState {
         outW[s] = weight;
         outIx[s] = TWO_32 - 1 - (key - weight * TWO_32);
       }
-      return;
+      return n;
     }
     const order = this.#order;
     for (let s = 0; s < n; s++) order[s] = s;
-    this.#sortOff = off;
     order.subarray(0, n).sort(this.#bySlot);
     for (let s = 0; s < n; s++) {
-      outIx[s] = ix[off + order[s]!]!;
-      outW[s] = w[off + order[s]!]!;
+      outIx[s] = ix[order[s]!]!;
+      outW[s] = w[order[s]!]!;
     }
-  }
-
-  /** After #sortRow(r): keeps the strongest maxNeighbours as row r (in order) and rehashes it. */
-  #keepSorted(r: number): void {
-    const off = this.#off[r]!;
-    const n = Math.min(this.#n[r]!, this.#maxNeighbours);
-    for (let s = 0; s < n; s++) {
-      this.#ix[off + s] = this.#sortedIx[s]!;
-      this.#w[off + s] = this.#sortedW[s]!;
-    }
-    this.#n[r] = n;
-    this.#rehash(r);
+    return n;
   }
 
   #add(from: number, to: number, weight: number): void {
     this.#ensureRows(from);
-    if (this.#off[from] === NONE) this.#load(from);
-    if (this.#isDirty[from] === 0) {
-      this.#isDirty[from] = 1;
+    const m = from * META;
+    const meta = this.#meta;
+    if (meta[m + ADDR] === NONE) this.#load(from);
+    if (meta[m + DIRTY] === 0) {
+      meta[m + DIRTY] = 1;
       this.#dirty.push(from);
     }
-    let toff = this.#toff[from]!;
-    let mask = this.#classTable[this.#cls[from]!]! - 1;
-    const table = this.#table;
-    let h = (Math.imul(to, HASH_MUL) >>> 16) & mask;
-    for (let e = table[toff + h]!; e !== 0; e = table[toff + h]!) {
-      const s = this.#off[from]! + e - 1;
-      if (this.#ix[s] === to) {
-        this.#w[s] = Math.fround(this.#w[s]! + weight);
+    const addr = meta[m + ADDR]!;
+    const cls = meta[m + CLS]!;
+    const bits = this.#classBits[cls]!;
+    const mask = (1 << bits) - 1;
+    const keys = this.#keyPages[addr >>> PAGE_BITS]!;
+    const base = 2 * (addr & PAGE_MASK);
+    const key = to + 1;
+    let h = Math.imul(to, HASH_MUL) >>> (32 - bits);
+    for (let k = keys[base + 2 * h]!; k !== 0; k = keys[base + 2 * h]!) {
+      if (k === key) {
+        const weights = this.#weightPages[addr >>> PAGE_BITS]!;
+        weights[base + 2 * h + 1] = weights[base + 2 * h + 1]! + weight;
         return;
       }
       h = (h + 1) & mask;
     }
-    let n = this.#n[from]!;
-    if (n === this.#classCap[this.#cls[from]!]) {
-      this.#growRow(from);
-      toff = this.#toff[from]!;
-      mask = this.#classTable[this.#cls[from]!]! - 1;
-      h = (Math.imul(to, HASH_MUL) >>> 16) & mask;
-      while (this.#table[toff + h] !== 0) h = (h + 1) & mask;
-    }
-    const off = this.#off[from]!;
-    this.#ix[off + n] = to;
-    this.#w[off + n] = Math.fround(weight);
-    this.#table[toff + h] = ++n;
-    this.#n[from] = n;
-    if (n > 2 * this.#maxNeighbours) this.#cut(from);
+    if (meta[m + COUNT] === this.#classCap[cls]) this.#move(from, cls + 1);
+    this.#insert(from, to, weight);
+    if (meta[m + COUNT]! > 2 * this.#maxNeighbours) this.#cut(from);
   }
 
-  /** Keeps row r's strongest maxNeighbours. */
+  /** Keeps row r's strongest maxNeighbours, in a cleared table of the same class. */
   #cut(r: number): void {
-    this.#sortRow(r);
-    this.#keepSorted(r);
+    const n = Math.min(this.#sortRow(r), this.#maxNeighbours);
+    const m = r * META;
+    const addr = this.#meta[m + ADDR]!;
+    const base = 2 * (addr & PAGE_MASK);
+    this.#keyPages[addr >>> PAGE_BITS]!.fill(0, base, base + 2 * (1 << this.#classBits[this.#meta[m + CLS]!]!));
+    this.#meta[m + COUNT] = 0;
+    for (let s = 0; s < n; s++) this.#insert(r, this.#sortedIx[s]!, this.#sortedW[s]!);
   }
 
   addPair(a: number, b: number, w: number): void {
@@ -301,14 +288,13 @@ export class CooccurrenceState {
     this.#dirty.length = 0;
     // One buffer for every row of the flush: an ArrayBuffer per row was most of the encoding's cost.
     let words = 0;
-    for (const r of dirty) words += neighboursWords(this.#n[r]!);
+    for (const r of dirty) words += neighboursWords(this.#meta[r * META + COUNT]!);
     const out = new Uint32Array(words);
     let at = 0;
     for (const r of dirty) {
-      this.#isDirty[r] = 0;
+      this.#meta[r * META + DIRTY] = 0;
       // The whole row, in order; memory is not cut here (see the module comment).
-      this.#sortRow(r);
-      const n = this.#n[r]!;
+      const n = this.#sortRow(r);
       writes.push([r, encodeNeighboursInto(out, at, this.#sortedIx, this.#sortedW, n)]);
       at += neighboursWords(n);
       changed.push(r);
@@ -321,9 +307,11 @@ export class CooccurrenceState {
   /** Drops every row (all written) when more than `max` are loaded; later touches read them back. */
   trim(max: number): void {
     if (this.#cached <= max) return;
-    this.#off.fill(NONE);
-    this.#used = 0;
-    this.#tableUsed = 0;
+    for (let m = ADDR; m < this.#meta.length; m += META) this.#meta[m] = NONE;
+    // New pages come zeroed (empty tables); the old ones go to the GC.
+    this.#keyPages.length = 0;
+    this.#weightPages.length = 0;
+    this.#pageUsed = PAGE_ENTRIES;
     for (const free of this.#free) free.length = 0;
     this.#cached = 0;
     this.#mayExist = true;
