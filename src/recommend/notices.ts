@@ -39,6 +39,17 @@ export interface NoticeSlice {
 
 /** Entries kept for workers that lag (a stuck or restarting one); older ones are dropped. */
 export const MAX_ENTRIES = 50_000;
+/**
+ * Values (consumed entries' fields, rows' ix) kept at most, whatever the entry count. A worker
+ * acknowledges only when it runs a batch (a request, or the idle sync); while one is stuck or
+ * busy, 50,000 entries of 1,000-event batches (the API's maximum) would hold 300 million values,
+ * gigabytes on the main thread, and cross to the worker in one clone. 300,000 values: ~50,000
+ * consumption events.
+ */
+export const MAX_VALUES = 300_000;
+
+/** What an entry holds, in MAX_VALUES units. */
+const valuesOf = (notice: Notice) => (notice.kind === 'consumed' ? notice.entries.length : notice.kind === 'rows' ? notice.ix.length : 1);
 
 /** Main thread: the journal of notices not yet seen by every ranking worker. */
 export class NoticeJournal {
@@ -46,6 +57,8 @@ export class NoticeJournal {
   #entries: Notice[] = [];
   /** Seq of #entries[0]. */
   #firstSeq = 1;
+  /** MAX_VALUES units the entries hold. */
+  #values = 0;
   /** Position acknowledged by each worker (by thread id). */
   readonly #acked = new Map<number, number>();
 
@@ -56,9 +69,16 @@ export class NoticeJournal {
 
   append(notice: Notice): void {
     this.#entries.push(notice);
+    this.#values += valuesOf(notice);
     // Down to half at once: dropping one entry per append copied the whole journal on every
     // events 200 once it was full, as it is under an event load without recommendation batches.
-    if (this.#entries.length > MAX_ENTRIES) this.#drop(this.#entries.length - MAX_ENTRIES / 2);
+    if (this.#entries.length > MAX_ENTRIES || this.#values > MAX_VALUES) {
+      let n = Math.max(0, this.#entries.length - MAX_ENTRIES / 2);
+      let values = 0;
+      for (let i = 0; i < n; i++) values += valuesOf(this.#entries[i]!);
+      while (this.#values - values > MAX_VALUES / 2 && n < this.#entries.length - 1) values += valuesOf(this.#entries[n++]!);
+      this.#drop(n);
+    }
   }
 
   /** The entries some worker has not acknowledged (all, while a worker has not answered yet). */
@@ -85,6 +105,7 @@ export class NoticeJournal {
   }
 
   #drop(n: number): void {
+    for (let i = 0; i < n; i++) this.#values -= valuesOf(this.#entries[i]!);
     this.#entries = this.#entries.slice(n);
     this.#firstSeq += n;
   }

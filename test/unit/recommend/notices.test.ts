@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MAX_ENTRIES, NoticeJournal, NoticeReader, type Notice, type NoticeHandlers } from '../../../src/recommend/notices.ts';
+import { CONSUMED_STRIDE, MAX_ENTRIES, MAX_VALUES, NoticeJournal, NoticeReader, type Notice, type NoticeHandlers } from '../../../src/recommend/notices.ts';
 
 const model = (environment: string): Notice => ({ kind: 'model', environment });
 
@@ -73,4 +73,27 @@ test('a journal nobody acknowledges stays bounded, and appending to a full one d
   assert.ok(journal.pending().notices.length <= MAX_ENTRIES);
   // One copy of 50,000 entries per append took seconds for 200,000 appends; halving takes milliseconds.
   assert.ok(ms < 500, `200,000 appends took ${ms.toFixed(0)} ms`);
+});
+
+test('a journal nobody acknowledges stays bounded by the values it holds, not only by its entry count', () => {
+  // An event load of 100-event batches and no recommendation request: each entry holds 600 values.
+  const journal = new NoticeJournal(1);
+  const batch = (n: number): Notice => ({ kind: 'consumed', environment: 'e', entries: Array.from({ length: 100 * CONSUMED_STRIDE }, (_, i) => (i % CONSUMED_STRIDE === 3 ? `item-${n}` : i)) });
+  const values = (notices: Notice[]) => notices.reduce((sum, n) => sum + (n.kind === 'consumed' ? n.entries.length : 0), 0);
+  let most = 0;
+  for (let n = 0; n < 5_000; n++) {
+    journal.append(batch(n));
+    most = Math.max(most, values(journal.pending().notices));
+  }
+  assert.ok(most <= MAX_VALUES, `held up to ${most} values`);
+  const kept = journal.pending();
+  assert.ok(kept.notices.length < 5_000 && kept.notices.length >= MAX_VALUES / 2 / 600 - 1, `${kept.notices.length} entries kept`);
+  // The newest are kept, in order; a worker that started at the beginning finds the gap and applies them.
+  const last = kept.notices.at(-1)!;
+  assert.equal(last.kind === 'consumed' && last.entries[3], 'item-4999');
+  const r = recording();
+  r.reader.apply({ fromSeq: 1, notices: [model('e')] }, r.handlers);
+  r.reader.apply(kept, r.handlers);
+  assert.equal(r.lost(), 1);
+  assert.equal(r.applied.length, 1 + kept.notices.length);
 });
