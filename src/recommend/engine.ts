@@ -28,7 +28,7 @@ import { VECTOR_DIM as DIM, type RankInput, type Ranker } from './reference-rank
 /** A local copy: a module import is read through a getter, which showed in profiles of the hot loops. */
 const VECTOR_DIM = DIM;
 import type { Notice } from './notices.ts';
-import { RecentConsumption } from './recent-consumption.ts';
+import { RECENT_STRIDE, RecentConsumption } from './recent-consumption.ts';
 import { Signals, type TopList } from './signals.ts';
 import { TrainedScores } from './trained-scores.ts';
 import { UserSeeds } from './user-seeds.ts';
@@ -226,7 +226,7 @@ export class Engine {
   consumed({ environment, entries }: Extract<Notice, { kind: 'consumed' }>): void {
     const env = this.#environments.get(environment);
     if (!env) return;
-    this.#recent.record(environment, entries, (type, id) => this.#resolve(env, { id, type }));
+    this.#recent.record(environment, entries);
   }
 
   /** Neighbour rows the builder rewrote: read anew when next needed. */
@@ -303,15 +303,17 @@ export class Engine {
     const environment = env.view.environment;
     if (task.userId) stored(userHistoryKey(environment, task.userId));
     if (task.deviceId !== 'no-consent') stored(deviceHistoryKey(environment, task.deviceId));
-    const recent = (entries: readonly number[] | undefined) => {
-      if (!entries) return;
-      for (let i = 0; i + 2 < entries.length; i += 3) {
-        seeds.markConsumed(entries[i]!);
-        seeds.add(entries[i]!, entries[i + 2]!, entries[i + 1]!);
+    const recent = (entries: readonly (number | string)[] | undefined) => {
+      for (let i = 0; entries && i + RECENT_STRIDE <= entries.length; i += RECENT_STRIDE) {
+        const ix = entries[i] as number;
+        if (ix < 0) continue;
+        seeds.markConsumed(ix);
+        seeds.add(ix, entries[i + 2] as number, entries[i + 1] as number);
       }
     };
-    if (task.userId) recent(this.#recent.ofUser(environment, task.userId));
-    if (task.deviceId !== 'no-consent') recent(this.#recent.ofDevice(environment, task.deviceId));
+    const resolveItem = (type: string, id: string) => this.#resolve(env, { id, type });
+    if (task.userId) recent(this.#recent.ofUser(environment, task.userId, resolveItem));
+    if (task.deviceId !== 'no-consent') recent(this.#recent.ofDevice(environment, task.deviceId, resolveItem));
     for (const h of task.history) {
       const ix = this.#resolve(env, h);
       if (ix === undefined) continue; // perhaps still in ingestion: not an error (DESIGN.md)

@@ -5,8 +5,11 @@
  * detail_pageview must exclude its item from that user's very next recommendation.
  *
  * The events route (main thread) turns an accepted batch into a `consumed` notice (notices.ts);
- * each ranking worker keeps its entries here, resolved to ix once on arrival, so a request
- * carries nothing of them and resolves nothing. Invalidation: two generations of users; every
+ * each ranking worker keeps its entries here as they came, and resolves an entry's item to its
+ * ix only when a request first reads it: resolving every entry on arrival (an LMDB read each)
+ * took ~35% of the core in a ranking worker during a 1M-item event load without requests,
+ * for users most of whom asked for nothing before the builder wrote their events. A request
+ * carries nothing of them. Invalidation: two generations of users; every
  * ROTATE_MS (or when the current one holds MAX_KEYS keys or MAX_ENTRIES entries) the older is
  * dropped whole, so an entry lives between one and two rotations (by then the builder has
  * written it). A user seen again carries their older entries over, but only those younger than
@@ -25,16 +28,26 @@ const ROTATE_MS = 30_000;
 const MAX_KEYS = 200_000;
 /** Entries in one generation at most: the bound whatever the event rate. */
 const MAX_ENTRIES = 500_000;
-/** Entries kept per user or device (each three numbers: ix, unix sec, weight). */
+/** Entries kept per user or device. */
 const MAX_PER_KEY = 50;
 
-/** Flat [ix, unix sec, weight] triples of one user or device, oldest first. */
-type Entries = number[];
+/**
+ * Entries of one user or device, oldest first, RECENT_STRIDE values each: ix, unix sec, weight,
+ * item type, item id. The ix is UNRESOLVED until a read resolves it, UNKNOWN when the item was
+ * not in the catalog then (left out of every read, as an entry for an unknown item always was).
+ */
+type Entries = Array<number | string>;
+export const RECENT_STRIDE = 5;
+export const UNRESOLVED = -1;
+export const UNKNOWN = -2;
 
 const userKey = (environment: string, userId: string) => `${environment}\u0000u\u0000${userId}`;
 const deviceKey = (environment: string, deviceId: string) => `${environment}\u0000d\u0000${deviceId}`;
 
-/** Ranking worker: recent entries by user and by device, resolved to ix. */
+/** An item's ix (undefined: not an item). */
+export type ResolveItem = (itemType: string, itemId: string) => number | undefined;
+
+/** Ranking worker: recent entries by user and by device. */
 export class RecentConsumption {
   #current = new Map<string, Entries>();
   #previous = new Map<string, Entries>();
@@ -45,33 +58,36 @@ export class RecentConsumption {
     this.#rotatedAt = nowMs;
   }
 
-  /** Records consumed entries; `resolve` gives an item's ix (undefined: unknown, skipped). */
-  record(environment: string, entries: ConsumedEntries, resolve: (itemType: string, itemId: string) => number | undefined, nowMs = Date.now()): void {
+  /** Records consumed entries as they came (resolved when read). */
+  record(environment: string, entries: ConsumedEntries, nowMs = Date.now()): void {
     if (nowMs - this.#rotatedAt >= ROTATE_MS || this.#current.size >= MAX_KEYS || this.#currentEntries >= MAX_ENTRIES) this.#rotate(nowMs);
     for (let i = 0; i + CONSUMED_STRIDE <= entries.length; i += CONSUMED_STRIDE) {
-      const ix = resolve(entries[i + 2] as string, entries[i + 3] as string);
-      if (ix === undefined) continue;
       const userId = entries[i] as string;
       const deviceId = entries[i + 1] as string;
+      const itemType = entries[i + 2] as string;
+      const itemId = entries[i + 3] as string;
       const time = entries[i + 4] as number;
       const weight = entries[i + 5] as number;
-      if (userId !== '') this.#add(userKey(environment, userId), ix, time, weight, nowMs);
-      if (deviceId !== '') this.#add(deviceKey(environment, deviceId), ix, time, weight, nowMs);
+      if (userId !== '') this.#add(userKey(environment, userId), itemType, itemId, time, weight, nowMs);
+      if (deviceId !== '') this.#add(deviceKey(environment, deviceId), itemType, itemId, time, weight, nowMs);
     }
   }
 
-  /** The user's entries, or undefined (the returned array is the store's own: read, never change). */
-  ofUser(environment: string, userId: string): readonly number[] | undefined {
+  /**
+   * The user's entries (RECENT_STRIDE values each, ix first: skip UNKNOWN), their items resolved,
+   * or undefined. The returned array is the store's own: read, never change.
+   */
+  ofUser(environment: string, userId: string, resolve: ResolveItem): readonly (number | string)[] | undefined {
     const key = userKey(environment, userId);
-    return this.#current.get(key) ?? this.#previous.get(key);
+    return resolved(this.#current.get(key) ?? this.#previous.get(key), resolve);
   }
 
-  ofDevice(environment: string, deviceId: string): readonly number[] | undefined {
+  ofDevice(environment: string, deviceId: string, resolve: ResolveItem): readonly (number | string)[] | undefined {
     const key = deviceKey(environment, deviceId);
-    return this.#current.get(key) ?? this.#previous.get(key);
+    return resolved(this.#current.get(key) ?? this.#previous.get(key), resolve);
   }
 
-  #add(key: string, ix: number, time: number, weight: number, nowMs: number): void {
+  #add(key: string, itemType: string, itemId: string, time: number, weight: number, nowMs: number): void {
     let entries = this.#current.get(key);
     if (!entries) {
       // Still recent in the older generation: carried over, so a rotation loses nothing recent;
@@ -79,14 +95,16 @@ export class RecentConsumption {
       entries = [];
       const older = this.#previous.get(key);
       const oldestSec = (nowMs - 2 * ROTATE_MS) / 1000;
-      for (let i = 0; older && i + 2 < older.length; i += 3) if (older[i + 1]! >= oldestSec) entries.push(older[i]!, older[i + 1]!, older[i + 2]!);
+      for (let i = 0; older && i + RECENT_STRIDE <= older.length; i += RECENT_STRIDE) {
+        if ((older[i + 1] as number) >= oldestSec) for (let k = 0; k < RECENT_STRIDE; k++) entries.push(older[i + k]!);
+      }
       this.#current.set(key, entries);
-      this.#currentEntries += entries.length / 3;
+      this.#currentEntries += entries.length / RECENT_STRIDE;
     }
-    entries.push(ix, time, weight);
+    entries.push(UNRESOLVED, time, weight, itemType, itemId);
     this.#currentEntries++;
-    if (entries.length > MAX_PER_KEY * 3) {
-      entries.splice(0, entries.length - MAX_PER_KEY * 3);
+    if (entries.length > MAX_PER_KEY * RECENT_STRIDE) {
+      entries.splice(0, entries.length - MAX_PER_KEY * RECENT_STRIDE);
       this.#currentEntries--;
     }
   }
@@ -103,4 +121,12 @@ export class RecentConsumption {
     this.#currentEntries = 0;
     this.#rotatedAt = nowMs;
   }
+}
+
+/** `entries` with every UNRESOLVED ix resolved, in place (each entry is resolved once). */
+function resolved(entries: Entries | undefined, resolve: ResolveItem): Entries | undefined {
+  for (let i = 0; entries && i + RECENT_STRIDE <= entries.length; i += RECENT_STRIDE) {
+    if (entries[i] === UNRESOLVED) entries[i] = resolve(entries[i + 3] as string, entries[i + 4] as string) ?? UNKNOWN;
+  }
+  return entries;
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { consumedEntries } from '../../../src/recommend/notices.ts';
-import { RecentConsumption } from '../../../src/recommend/recent-consumption.ts';
+import { RECENT_STRIDE, RecentConsumption } from '../../../src/recommend/recent-consumption.ts';
 
 const weights = { detail_pageview: 1, purchase: 5 };
 const view = (item: string, who: Record<string, unknown>) => ({
@@ -13,23 +13,30 @@ const view = (item: string, who: Record<string, unknown>) => ({
 const ROTATE_MS = 30_000;
 /** Items a..z are ix 0..25; anything else is unknown. */
 const resolve = (_type: string, id: string) => (/^[a-z]$/.test(id) ? id.charCodeAt(0) - 97 : undefined);
-const ids = (entries: readonly number[] | undefined) => {
+/** [ix, unix sec, weight] of each readable entry (unknown items left out). */
+const triples = (entries: readonly (number | string)[] | undefined) => {
+  const out: number[] = [];
+  for (let i = 0; entries && i < entries.length; i += RECENT_STRIDE) if ((entries[i] as number) >= 0) out.push(entries[i] as number, entries[i + 1] as number, entries[i + 2] as number);
+  return out;
+};
+const ids = (entries: readonly (number | string)[] | undefined) => {
+  const t = triples(entries);
   const out: string[] = [];
-  for (let i = 0; entries && i < entries.length; i += 3) out.push(String.fromCharCode(97 + entries[i]!));
+  for (let i = 0; i < t.length; i += 3) out.push(String.fromCharCode(97 + t[i]!));
   return out;
 };
 
 function recorded(events: Array<Record<string, unknown>>, nowMs: number, recent = new RecentConsumption(nowMs), environment = 'demo') {
-  recent.record(environment, consumedEntries(events as never, weights, nowMs), resolve, nowMs);
+  recent.record(environment, consumedEntries(events as never, weights, nowMs), nowMs);
   return recent;
 }
 
 test('consumption is found by user and by device, with its time and event weight', () => {
   const recent = recorded([view('a', { user_id: 'u1', device_id: 'd1' }), { event_type: 'purchase', action_item: 'b', action_item_type: 'article', user_id: 'u1' }], 10_000);
-  assert.deepEqual(recent.ofUser('demo', 'u1'), [0, 10, 1, 1, 10, 5]);
-  assert.deepEqual(recent.ofDevice('demo', 'd1'), [0, 10, 1]);
-  assert.equal(recent.ofUser('shop', 'u1'), undefined);
-  assert.equal(recent.ofDevice('demo', 'other'), undefined);
+  assert.deepEqual(triples(recent.ofUser('demo', 'u1', resolve)), [0, 10, 1, 1, 10, 5]);
+  assert.deepEqual(triples(recent.ofDevice('demo', 'd1', resolve)), [0, 10, 1]);
+  assert.equal(recent.ofUser('shop', 'u1', resolve), undefined);
+  assert.equal(recent.ofDevice('demo', 'other', resolve), undefined);
 });
 
 test('no-consent devices, non-consumption events and unknown items record nothing', () => {
@@ -41,23 +48,23 @@ test('no-consent devices, non-consumption events and unknown items record nothin
     ],
     0,
   );
-  assert.equal(recent.ofDevice('demo', 'no-consent'), undefined);
-  assert.equal(recent.ofUser('demo', 'u1'), undefined);
+  assert.equal(recent.ofDevice('demo', 'no-consent', resolve), undefined);
+  assert.deepEqual(triples(recent.ofUser('demo', 'u1', resolve)), [], 'the unknown item is kept unread, nothing else');
 });
 
 test('an entry outlives one rotation and is gone after two', () => {
   const start = Date.now();
   const recent = recorded([view('a', { user_id: 'u1' })], start);
   recorded([view('b', { user_id: 'u2' })], start + ROTATE_MS, recent); // rotates: u1 now in the older generation
-  assert.deepEqual(ids(recent.ofUser('demo', 'u1')), ['a']);
+  assert.deepEqual(ids(recent.ofUser('demo', 'u1', resolve)), ['a']);
   recorded([view('c', { user_id: 'u1' })], start + ROTATE_MS + 1, recent); // carried over with the new one
   recorded([view('d', { user_id: 'u3' })], start + 2 * ROTATE_MS + 1, recent); // rotates again
-  assert.deepEqual(ids(recent.ofUser('demo', 'u1')), ['a', 'c']);
-  assert.deepEqual(ids(recent.ofUser('demo', 'u2')), ['b'], 'one rotation since u2 was seen');
+  assert.deepEqual(ids(recent.ofUser('demo', 'u1', resolve)), ['a', 'c']);
+  assert.deepEqual(ids(recent.ofUser('demo', 'u2', resolve)), ['b'], 'one rotation since u2 was seen');
   recorded([view('e', { user_id: 'u3' })], start + 3 * ROTATE_MS + 2, recent); // and again
-  assert.equal(recent.ofUser('demo', 'u2'), undefined, 'two rotations since u2 was seen');
-  assert.equal(recent.ofUser('demo', 'u1'), undefined, 'two rotations since u1 was seen');
-  assert.deepEqual(ids(recent.ofUser('demo', 'u3')), ['d', 'e']);
+  assert.equal(recent.ofUser('demo', 'u2', resolve), undefined, 'two rotations since u2 was seen');
+  assert.equal(recent.ofUser('demo', 'u1', resolve), undefined, 'two rotations since u1 was seen');
+  assert.deepEqual(ids(recent.ofUser('demo', 'u3', resolve)), ['d', 'e']);
 });
 
 test('a user seen in every generation keeps only the last two rotations of entries, not the last 50 for ever', () => {
@@ -66,8 +73,21 @@ test('a user seen in every generation keeps only the last two rotations of entri
   // Five views a rotation for 40 rotations: every rotation carries the user over.
   const step = ROTATE_MS / 5;
   for (let n = 0; n < 200; n++) recorded([view(String.fromCharCode(97 + (n % 26)), { user_id: 'u1' })], start + n * step, recent);
-  const kept = recent.ofUser('demo', 'u1')!;
+  const kept = recent.ofUser('demo', 'u1', resolve)!;
   // Carried: under two rotations old; plus up to one rotation recorded since: 15 views at most.
-  assert.ok(kept.length / 3 <= 16, `kept ${kept.length / 3} entries`);
-  assert.equal(kept.at(-3), 199 % 26, 'the newest is kept');
+  assert.ok(kept.length / RECENT_STRIDE <= 16, `kept ${kept.length / RECENT_STRIDE} entries`);
+  assert.equal(kept[kept.length - RECENT_STRIDE], 199 % 26, 'the newest is kept');
+});
+
+test('items are resolved when a request first reads them, once each, and never for entries nobody reads', () => {
+  const calls: string[] = [];
+  const counting = (type: string, id: string) => (calls.push(id), resolve(type, id));
+  const recent = recorded([view('a', { user_id: 'u1' }), view('b', { user_id: 'u1' }), view('c', { user_id: 'u2' }), view('not-an-item', { user_id: 'u1' })], 10_000);
+  assert.deepEqual(calls, [], 'recording resolves nothing');
+  assert.deepEqual(ids(recent.ofUser('demo', 'u1', counting)), ['a', 'b']);
+  assert.deepEqual(ids(recent.ofUser('demo', 'u1', counting)), ['a', 'b']);
+  assert.deepEqual(calls, ['a', 'b', 'not-an-item'], 'each entry of u1 once; u2 never read');
+  recorded([view('d', { user_id: 'u1' })], 10_001, recent);
+  assert.deepEqual(ids(recent.ofUser('demo', 'u1', counting)), ['a', 'b', 'd']);
+  assert.deepEqual(calls, ['a', 'b', 'not-an-item', 'd'], 'only the new entry');
 });
