@@ -106,3 +106,19 @@ test('whole-day records written before the chunks are still read, added to the c
     );
   });
 });
+
+test('a flush holding many items leaves their counts for a later flush (close writes them), counted exactly', async () => {
+  await withStore(async (store) => {
+    const counter = new RequestCounter(store);
+    const many = Array.from({ length: 5000 }, (_, i) => i * 3);
+    counter.recommended('demo', NOW, many);
+    await counter.flush();
+    assert.deepEqual(storedRecords(store, 'repn'), [], 'over 4,096 items: held back');
+    counter.recommended('demo', NOW, [0, 3]);
+    await counter.close();
+    await nameItems(store, many);
+    assert.equal(readCoverage(store, 'demo', DAY, DAY).recommended, many.length);
+    const top = readTopItems(store, 'demo', 'recommended', DAY, DAY, 3);
+    assert.deepEqual(top.map((i) => [i.item_id, i.count]), [['a0', 2], ['a3', 2], ['a6', 1]]);
+  });
+});
