@@ -181,12 +181,16 @@ export class CooccurrenceState {
     this.#cached++;
   }
 
-  /** Moves row r's entries to a table of class `cls` (a larger one to grow; the same to rebuild). */
-  #move(r: number, cls: number): void {
-    const m = r * META;
-    const n = this.#gather(r);
-    this.#free[this.#meta[m + CLS]!]!.push(this.#meta[m + ADDR]!);
+  /** Gives row r an empty table of class `cls`, its old one freed (a freed table is cleared when reused). */
+  #reallocate(r: number, cls: number): void {
+    this.#free[this.#meta[r * META + CLS]!]!.push(this.#meta[r * META + ADDR]!);
     this.#alloc(r, cls);
+  }
+
+  /** Moves row r's entries to a table of the next class up. */
+  #grow(r: number): void {
+    const n = this.#gather(r);
+    this.#reallocate(r, this.#meta[r * META + CLS]! + 1);
     for (let s = 0; s < n; s++) this.#insert(r, this.#gatheredIx[s]!, this.#gatheredW[s]!);
   }
 
@@ -254,7 +258,7 @@ export class CooccurrenceState {
       }
       h = (h + 1) & mask;
     }
-    if (meta[m + COUNT] === this.#classCap[cls]) this.#move(from, cls + 1);
+    if (meta[m + COUNT] === this.#classCap[cls]) this.#grow(from);
     this.#insert(from, to, weight);
     if (meta[m + COUNT]! > 2 * this.#maxNeighbours) this.#cut(from);
   }
@@ -262,11 +266,8 @@ export class CooccurrenceState {
   /** Keeps row r's strongest maxNeighbours, in a cleared table of the same class. */
   #cut(r: number): void {
     const n = Math.min(this.#sortRow(r), this.#maxNeighbours);
-    const m = r * META;
-    const addr = this.#meta[m + ADDR]!;
-    const base = 2 * (addr & PAGE_MASK);
-    this.#keyPages[addr >>> PAGE_BITS]!.fill(0, base, base + 2 * (1 << this.#classBits[this.#meta[m + CLS]!]!));
-    this.#meta[m + COUNT] = 0;
+    // The same class: #alloc takes the table just freed back, cleared.
+    this.#reallocate(r, this.#meta[r * META + CLS]!);
     for (let s = 0; s < n; s++) this.#insert(r, this.#sortedIx[s]!, this.#sortedW[s]!);
   }
 

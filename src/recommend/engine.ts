@@ -224,9 +224,7 @@ export class Engine {
 
   /** Consumption the events API accepted (notices.ts): excluded from the user's next lists. */
   consumed({ environment, entries }: Extract<Notice, { kind: 'consumed' }>): void {
-    const env = this.#environments.get(environment);
-    if (!env) return;
-    this.#recent.record(environment, entries);
+    if (this.#environments.has(environment)) this.#recent.record(environment, entries);
   }
 
   /** Neighbour rows the builder rewrote: read anew when next needed. */

@@ -73,10 +73,10 @@ export class NoticeJournal {
     // Down to half at once: dropping one entry per append copied the whole journal on every
     // events 200 once it was full, as it is under an event load without recommendation batches.
     if (this.#entries.length > MAX_ENTRIES || this.#values > MAX_VALUES) {
-      let n = Math.max(0, this.#entries.length - MAX_ENTRIES / 2);
-      let values = 0;
-      for (let i = 0; i < n; i++) values += valuesOf(this.#entries[i]!);
-      while (this.#values - values > MAX_VALUES / 2 && n < this.#entries.length - 1) values += valuesOf(this.#entries[n++]!);
+      // Oldest first until half of each bound is left (the newest entry always stays).
+      let n = 0;
+      let kept = this.#values;
+      while (n < this.#entries.length - 1 && (this.#entries.length - n > MAX_ENTRIES / 2 || kept > MAX_VALUES / 2)) kept -= valuesOf(this.#entries[n++]!);
       this.#drop(n);
     }
   }
