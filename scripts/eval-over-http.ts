@@ -1,6 +1,6 @@
 /**
  * @module scripts/eval-over-http
- * One evaluation run as a new user would do it: the built service (`node dist/main.js`) started
+ * One evaluation run as a new user would do it: the built service (`bin/affinity-serve`, as `npm start`) started
  * with no configuration file on a fresh data directory (the `demo` environment and its demo
  * client, whose secret it logs once), the catalog PUT through the items API as `article`s, the
  * training interactions POSTed in time order through the events API as `detail_pageview`s

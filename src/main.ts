@@ -25,7 +25,9 @@ const service = await startService(config, log).catch((err: unknown) => {
   else log.fatal({ err }, 'failed to start');
   process.exit(1);
 });
-log.info({ port: service.port, dataDir: config.store.dataDir }, 'listening');
+// How V8 collects garbage was decided on node's command line (bin/affinity-serve).
+const gc = process.execArgv.includes('--single-threaded-gc') ? 'single-threaded' : 'parallel';
+log.info({ port: service.port, dataDir: config.store.dataDir, gc }, 'listening');
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, () => {

@@ -1,4 +1,4 @@
-// Starts the real service (`src/main.ts` through tsx, or the build `dist/main.js` with plain node
+// Starts the real service (`src/main.ts` through tsx, or the build through bin/affinity-serve
 // as `npm start` runs it) as a child process on a free port with a fresh data directory, and
 // reads its demo client credentials from its first-start log line.
 import assert from 'node:assert/strict';
@@ -35,7 +35,11 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** Extra node flags before the entry (e.g. --cpu-prof for profiling benches). */
   nodeArgs?: string[];
-  /** Run the build (`node dist/main.js`, as `npm start` does; scripts/test.ts builds it) instead of the sources. */
+  /**
+   * Run the build through bin/affinity-serve, as `npm start` does (its GC choice included;
+   * scripts/test.ts builds it), instead of the sources. The launcher execs node: `proc.pid` is
+   * the service's.
+   */
   built?: boolean;
 }
 
@@ -61,8 +65,10 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     writeFileSync(file, JSON.stringify(options.config));
     env.AFFINITY_CONFIG = file;
   }
-  const args = options.built ? [join(ROOT, 'dist/main.js')] : ['--import', 'tsx', join(ROOT, 'src/main.ts')];
-  const proc = spawn(process.execPath, [...(options.nodeArgs ?? []), ...args], {
+  const [command, args] = options.built
+    ? [join(ROOT, 'bin/affinity-serve'), options.nodeArgs ?? []]
+    : [process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', join(ROOT, 'src/main.ts')]];
+  const proc = spawn(command, args, {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

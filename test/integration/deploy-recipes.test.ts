@@ -1,9 +1,9 @@
 // Static checks of the Dockerfile and the systemd unit (no Docker engine or systemd runs in CI,
 // so they are not started here): every file they copy or run exists after `npm run build`, the
 // image is multi-stage, runs as a non-root user with a health check on /ready, and both start
-// `node dist/main.js` directly so SIGTERM reaches the service.
+// bin/affinity-serve, which execs node on dist/main.js so SIGTERM reaches the service.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
@@ -21,13 +21,14 @@ test('the Dockerfile builds in one stage and runs the build in another, non-root
   }
   assert.match(dockerfile, /^USER node$/m);
   assert.match(dockerfile, /^HEALTHCHECK .*\n.*\/ready/m);
-  assert.match(dockerfile, /^CMD \["node", "dist\/main\.js"\]$/m);
+  assert.match(dockerfile, /^CMD \["bin\/affinity-serve"\]$/m);
   assert.ok(existsSync(join(ROOT, 'dist', 'main.js')));
+  assert.ok(statSync(join(ROOT, 'bin', 'affinity-serve')).mode & 0o111, 'the launcher is executable (COPY keeps the mode)');
 });
 
-test('the systemd unit starts node on dist/main.js, stops with SIGTERM and gives the drain time', () => {
+test('the systemd unit starts the launcher, stops with SIGTERM and gives the drain time', () => {
   const unit = readFileSync(join(ROOT, 'deploy', 'affinity.service'), 'utf8');
-  assert.match(unit, /^ExecStart=\/usr\/bin\/node \/opt\/affinity\/dist\/main\.js$/m);
+  assert.match(unit, /^ExecStart=\/opt\/affinity\/bin\/affinity-serve$/m);
   assert.match(unit, /^KillSignal=SIGTERM$/m);
   const stopSec = Number(/^TimeoutStopSec=(\d+)$/m.exec(unit)?.[1]);
   assert.ok(stopSec > 10 + 15, 'longer than the default drain (10 s) plus the stop of the workers');

@@ -1,5 +1,5 @@
 // README.md as a newcomer follows it: the service started with the README's own `npm start`
-// (npm → node dist/main.js, so SIGTERM to npm reaches the service), then every ```sh block of
+// (npm → bin/affinity-serve → node dist/main.js, each exec'd, so SIGTERM to npm reaches the service), then every ```sh block of
 // the tour run in order in one bash session against it (localhost:8080 pointed at the test's
 // port, AFFINITY_DATA_DIR at its data directory), each command failing the test on any error
 // (`set -euo pipefail`, `curl -f`), and the outputs the tour promises checked.
@@ -27,9 +27,9 @@ test('the README opens with the two commands: install and start, and test', () =
   assert.ok(README.indexOf('```console') < README.indexOf('## Five-minute tour'), 'before the tour');
   // `npm install` runs `prepare` (the build) and `npm start` runs the build: .ci/run does the same on a clean clone.
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  // `exec`: npm's shell becomes node, so the SIGTERM npm forwards reaches the service (a plain
-  // `node dist/main.js` leaves node orphaned when the shell dies).
-  assert.equal(pkg.scripts.start, 'exec node dist/main.js');
+  // `exec` (here and in the launcher): npm's shell becomes node, so the SIGTERM npm forwards
+  // reaches the service (a plain `node dist/main.js` leaves node orphaned when the shell dies).
+  assert.equal(pkg.scripts.start, 'exec bin/affinity-serve');
   assert.equal(pkg.scripts.prepare, 'node scripts/prepare.mjs');
 });
 

@@ -1,5 +1,5 @@
-// Start and stop of the built service as `npm start` runs it (plain `node dist/main.js`, no
-// loader process in between): SIGTERM and SIGINT under event load drain cleanly (every event
+// Start and stop of the built service as `npm start` runs it (bin/affinity-serve, which execs
+// node on dist/main.js: no loader process in between): SIGTERM and SIGINT under event load drain cleanly (every event
 // answered 200 is stored, the process is gone, exit 0), and a second start on a port in use
 // fails with a clear message and exit code 1 without touching its data directory.
 import assert from 'node:assert/strict';
