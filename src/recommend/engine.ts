@@ -304,7 +304,7 @@ export class Engine {
     const recent = (entries: readonly (number | string)[] | undefined) => {
       for (let i = 0; entries && i + RECENT_STRIDE <= entries.length; i += RECENT_STRIDE) {
         const ix = entries[i] as number;
-        if (ix < 0) continue;
+        if (ix < 0) continue; // an item not in the catalog when the entry was read
         seeds.markConsumed(ix);
         seeds.add(ix, entries[i + 2] as number, entries[i + 1] as number);
       }

@@ -38,8 +38,8 @@ const MAX_PER_KEY = 50;
  */
 type Entries = Array<number | string>;
 export const RECENT_STRIDE = 5;
-export const UNRESOLVED = -1;
-export const UNKNOWN = -2;
+const UNRESOLVED = -1;
+const UNKNOWN = -2;
 
 const userKey = (environment: string, userId: string) => `${environment}\u0000u\u0000${userId}`;
 const deviceKey = (environment: string, deviceId: string) => `${environment}\u0000d\u0000${deviceId}`;

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -65,6 +65,8 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     writeFileSync(file, JSON.stringify(options.config));
     env.AFFINITY_CONFIG = file;
   }
+  // The launcher runs `node` from PATH: the one running these tests, first.
+  if (options.built) env.PATH = `${dirname(process.execPath)}${delimiter}${env.PATH ?? ''}`;
   const [command, args] = options.built
     ? [join(ROOT, 'bin/affinity-serve'), options.nodeArgs ?? []]
     : [process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', join(ROOT, 'src/main.ts')]];

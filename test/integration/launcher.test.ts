@@ -37,7 +37,8 @@ test('AFFINITY_GC=single: node runs under the launcher\'s pid with --single-thre
   assert.match(argv[0]!, /node$/, 'exec: the pid is node, not a shell');
   assert.match(argv.at(-1)!, /\/dist\/main\.js$/);
   assert.ok(argv.includes('--single-threaded-gc'), argv.join(' '));
-  assert.ok(argv.indexOf('--stack-trace-limit=42') < argv.length - 1, 'arguments reach node, before the entry');
+  const passed = argv.indexOf('--stack-trace-limit=42');
+  assert.ok(passed > 0 && passed < argv.length - 1, `arguments reach node, before the entry: ${argv.join(' ')}`);
   assert.equal(listeningGc(server), 'single-threaded');
   assert.equal((await fetch(`${server.url}/health`)).status, 200);
 });
