@@ -10,7 +10,6 @@
  */
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config, IngestConfig } from '../../config/types.ts';
 import type { Catalog } from '../../store/catalog.ts';
 import { getImport, newImportId, putImport, unfinishedImports } from '../../store/imports.ts';
@@ -92,9 +91,14 @@ export class ImportWatcher {
       }
       if (this.#stopping) break;
       if (this.#nudged) continue;
+      // A wake clears the interval's timer: a pending timer would keep the worker thread alive
+      // after a stop for up to scanIntervalMs (every shutdown waited ~1 s for it).
       await new Promise<void>((resolve) => {
-        this.#wake = resolve;
-        void sleep(this.#o.config.scanIntervalMs).then(resolve);
+        const timer = setTimeout(resolve, this.#o.config.scanIntervalMs);
+        this.#wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
       });
       this.#wake = undefined;
     }
