@@ -1,5 +1,5 @@
-// Starts the real service (`src/main.ts` through tsx, or the build through bin/affinity-serve
-// as `npm start` runs it) as a child process on a free port with a fresh data directory, and
+// Starts the real service (the build through bin/affinity-serve as `npm start` runs it, or
+// `src/main.ts` through tsx) as a child process on a free port with a fresh data directory, and
 // reads its demo client credentials from its first-start log line.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -36,9 +36,11 @@ export interface StartOptions {
   /** Extra node flags before the entry (e.g. --cpu-prof for profiling benches). */
   nodeArgs?: string[];
   /**
-   * Run the build through bin/affinity-serve, as `npm start` does (its GC choice included;
-   * scripts/test.ts builds it), instead of the sources. The launcher execs node: `proc.pid` is
-   * the service's.
+   * true (the default): the build through bin/affinity-serve, as `npm start` runs it (its GC
+   * choice included; scripts/test.ts builds first). The launcher execs node: `proc.pid` is the
+   * service's. false: `src/main.ts` through tsx, for a change not yet built; it starts ~1 s
+   * slower (tsx compiles every module in every thread), which over the suite's ~200 starts
+   * was minutes.
    */
   built?: boolean;
 }
@@ -65,9 +67,10 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     writeFileSync(file, JSON.stringify(options.config));
     env.AFFINITY_CONFIG = file;
   }
+  const built = options.built ?? true;
   // The launcher runs `node` from PATH: the one running these tests, first.
-  if (options.built) env.PATH = `${dirname(process.execPath)}${delimiter}${env.PATH ?? ''}`;
-  const [command, args] = options.built
+  if (built) env.PATH = `${dirname(process.execPath)}${delimiter}${env.PATH ?? ''}`;
+  const [command, args] = built
     ? [join(ROOT, 'bin/affinity-serve'), options.nodeArgs ?? []]
     : [process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', join(ROOT, 'src/main.ts')]];
   const proc = spawn(command, args, {

@@ -19,13 +19,13 @@ interface MainProcess {
   close(): Promise<void>;
 }
 
-/** `node --import tsx src/main.ts` with only the given configuration variables (no inherited AFFINITY_* or PORT). */
+/** `node dist/main.js` (scripts/test.ts builds it) with only the given configuration variables (no inherited AFFINITY_* or PORT). */
 function spawnMain(env: Record<string, string>): MainProcess {
   const base: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (v !== undefined && !k.startsWith('AFFINITY_') && k !== 'PORT') base[k] = v;
   }
-  const proc = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/main.ts')], {
+  const proc = spawn(process.execPath, [join(ROOT, 'dist/main.js')], {
     cwd: ROOT,
     env: { ...base, AFFINITY_HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
