@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, rmSync } from 'node:fs';
 import { test } from 'node:test';
+import { DEFAULT_CONFIG } from '../../src/config/defaults.ts';
 import { runCli } from '../helpers/auth.ts';
 import { exitCodeWithin, SHUTDOWN_BOUND_MS, startServer, tempDir } from '../helpers/server.ts';
 
@@ -85,4 +86,19 @@ test('a second start on a port in use exits 1 with a clear message and leaves it
   assert.deepEqual(readdirSync(secondDir), [], 'the second process opened no store');
   const health = await fetch(`${first.url}/health`);
   assert.equal(health.status, 200, 'the first service still serves');
+});
+
+test('an idle server stops at SIGTERM without waiting for its next import scan (ingest.imports.scanIntervalMs)', async (t) => {
+  // The import watcher sleeps between scans; its timer once kept the ingest thread alive after a
+  // stop, so every shutdown waited for the next scan (~1 s at the default interval, here 10 min).
+  const scanIntervalMs = 600_000;
+  const server = await startServer({ config: { ingest: { ...DEFAULT_CONFIG.ingest, imports: { ...DEFAULT_CONFIG.ingest.imports, scanIntervalMs } } } });
+  t.after(() => server.close());
+  assert.equal((await fetch(`${server.url}/health`)).status, 200);
+  server.proc.kill('SIGTERM');
+  // Far below the interval: a stop that waited for the scan would be SIGKILLed here and fail.
+  assert.equal(await exitCodeWithin(server, SHUTDOWN_BOUND_MS), 0, server.logs.join('\n'));
+  assert.ok(server.logs.some((l) => l.includes('"msg":"stopped"')), 'the stop finished (workers stopped, LMDB closed)');
+  // A worker that does not stop is terminated after 15 s with this warning: the stop must not need it.
+  assert.ok(!server.logs.some((l) => l.includes('did not stop in time')), server.logs.filter((l) => l.includes('did not stop')).join('\n'));
 });
