@@ -39,7 +39,7 @@ export interface StartOptions {
    * true (the default): the build through bin/affinity-serve, as `npm start` runs it (its GC
    * choice included; scripts/test.ts builds first). The launcher execs node: `proc.pid` is the
    * service's. false: `src/main.ts` through tsx, for a change not yet built; it starts ~1 s
-   * slower (tsx compiles every module in every thread), which over the suite's ~200 starts
+   * slower (tsx compiles every module in every thread), which over the suite's ~150 starts
    * was minutes.
    */
   built?: boolean;
