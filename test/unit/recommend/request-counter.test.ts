@@ -122,3 +122,31 @@ test('a flush holding many items leaves their counts for a later flush (close wr
     assert.deepEqual(top.map((i) => [i.item_id, i.count]), [['a0', 2], ['a3', 2], ['a6', 1]]);
   });
 });
+
+test("today's counts stay exact over flushes that reuse its array, and a past day's are written once", async () => {
+  await withStore(async (store) => {
+    const counter = new RequestCounter(store);
+    const now = Date.now();
+    const yesterday = now - 86_400_000;
+    counter.recommended('demo', yesterday, [5, 5, 7]);
+    counter.recommended('demo', now, [5, 9]);
+    await counter.flush();
+    // Today's array is kept and counts again from 0; yesterday's was written whole and dropped.
+    counter.recommended('demo', now, [5, 9, 9, 11]);
+    await counter.flush();
+    await counter.flush();
+    await counter.close();
+    await nameItems(store, [5, 7, 9, 11]);
+    const top = (day: string) => readTopItems(store, 'demo', 'recommended', day, day, 10).map((i) => [i.item_id, i.count]);
+    assert.deepEqual(top(dayOf(now)), [
+      ['a9', 3],
+      ['a5', 2],
+      ['a11', 1],
+    ]);
+    assert.deepEqual(top(dayOf(yesterday)), [
+      ['a5', 2],
+      ['a7', 1],
+    ]);
+    assert.equal(readCoverage(store, 'demo', dayOf(now), dayOf(now)).recommended, 3);
+  });
+});
