@@ -182,7 +182,7 @@ async function prepare(): Promise<Prepared> {
   const before = preparedBefore();
   if (before) return before;
   mkdirSync(dataDir, { recursive: true });
-  const server = await startServer({ dataDir, built: true });
+  const server = await startServer({ dataDir });
   running = server;
   try {
     runner.pinProcess(server.proc.pid!, SERVER_CORE);
@@ -413,7 +413,7 @@ async function roundAffinity(prepared: Prepared, contextFile: string, contexts: 
   cpSync(dataDir, roundDir, { recursive: true });
   const t0 = performance.now();
   const extraArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
-  const server = await startServer({ dataDir: roundDir, built: true, nodeArgs: ['--trace-gc', ...extraArgs] });
+  const server = await startServer({ dataDir: roundDir, nodeArgs: ['--trace-gc', ...extraArgs] });
   const startSec = (performance.now() - t0) / 1000;
   running = server;
   try {

@@ -58,7 +58,7 @@ for (let d = 0; d < DAYS; d++) {
 await store.close();
 console.log(`filled ${DAYS} days: ${keys} counter records (${DAYS * 28} rollups)`);
 
-const server = await startServer({ dataDir, built: true });
+const server = await startServer({ dataDir });
 try {
   const token = await getToken(server, server.demoClient);
   const get = async (path: string) => {

@@ -47,7 +47,7 @@ async function call(url: string, init: RequestInit & { expect?: number } = {}): 
 /** Evaluates one split over HTTP against a freshly started service. */
 export async function evaluateOverHttp(dataset: Dataset, split: Split, k: number): Promise<OverHttpResult> {
   const t0 = performance.now();
-  const server = await startServer({ built: true });
+  const server = await startServer();
   const base = server.url;
   try {
     for (;;) {

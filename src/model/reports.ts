@@ -238,7 +238,7 @@ export class ReportState {
         if (!items) this.#newClicks.set(id, (items = new Set()));
         items.add(itemKey);
       }
-    } else {
+    } else if (kind === CONVERSION) {
       const itemKey = `${String(e.action_item_type)}${SEP}${String(e.action_item)}`;
       const ids = [str(e.user_id), str(e.device_id)].filter((x): x is string => x !== undefined && x !== 'no-consent');
       const click = this.#latestClick(ids, itemKey, t);

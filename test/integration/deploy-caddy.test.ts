@@ -40,7 +40,7 @@ function https(url: string, ca: Buffer, init: { method?: string; headers?: Recor
 }
 
 test('deploy/Caddyfile with `tls internal` serves the API over HTTPS', { skip: SKIP }, async (t) => {
-  const server = await startServer({ built: true });
+  const server = await startServer();
   t.after(() => server.close());
   const storage = tempDir('affinity-caddy-');
   t.after(() => rmSync(storage, { recursive: true, force: true }));

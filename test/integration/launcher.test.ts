@@ -26,7 +26,7 @@ function listeningGc(server: TestServer): unknown {
 }
 
 async function started(env: Record<string, string>, nodeArgs?: string[]): Promise<TestServer> {
-  const server = await startServer({ built: true, env, ...(nodeArgs ? { nodeArgs } : {}) });
+  const server = await startServer({ env, ...(nodeArgs ? { nodeArgs } : {}) });
   servers.push(server);
   return server;
 }
@@ -58,7 +58,7 @@ test('a bad AFFINITY_GC stops the start with exit 2 and a message, before anythi
   const dataDir = tempDir();
   try {
     await assert.rejects(
-      startServer({ built: true, dataDir, env: { AFFINITY_GC: 'fast' } }),
+      startServer({ dataDir, env: { AFFINITY_GC: 'fast' } }),
       (err: Error) => /exited with 2 before listening/.test(err.message) && err.message.includes("AFFINITY_GC must be auto, single or parallel, got 'fast'"),
     );
     assert.deepEqual(readdirSync(dataDir), [], 'the data directory is left as it was');

@@ -24,7 +24,7 @@ function isRunning(pid: number): boolean {
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   test(`${signal} under event load: every acknowledged event is stored, the process is gone, exit 0`, async (t) => {
-    const server = await startServer({ built: true });
+    const server = await startServer();
     t.after(() => server.close());
     const acknowledged: string[] = [];
     const unexpected: string[] = [];
@@ -70,13 +70,13 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 }
 
 test('a second start on a port in use exits 1 with a clear message and leaves its data directory alone', async (t) => {
-  const first = await startServer({ built: true });
+  const first = await startServer();
   t.after(() => first.close());
   const secondDir = tempDir();
   t.after(() => rmSync(secondDir, { recursive: true, force: true }));
 
   await assert.rejects(
-    startServer({ built: true, dataDir: secondDir, env: { PORT: String(first.port), AFFINITY_PORT: String(first.port) } }),
+    startServer({ dataDir: secondDir, env: { PORT: String(first.port), AFFINITY_PORT: String(first.port) } }),
     (err: Error) => {
       assert.match(err.message, /server exited with 1 before listening/);
       assert.match(err.message, new RegExp(`Cannot listen on 127\\.0\\.0\\.1:${first.port}: the port is already in use`));
@@ -97,7 +97,7 @@ test('an idle server stops at SIGTERM without waiting for its next import scan (
   assert.equal((await fetch(`${server.url}/health`)).status, 200);
   server.proc.kill('SIGTERM');
   // Far below the interval: a stop that waited for the scan would be SIGKILLed here and fail.
-  assert.equal(await exitCodeWithin(server, SHUTDOWN_BOUND_MS), 0, server.logs.join('\n'));
+  assert.equal(await exitCodeWithin(server), 0, server.logs.join('\n'));
   assert.ok(server.logs.some((l) => l.includes('"msg":"stopped"')), 'the stop finished (workers stopped, LMDB closed)');
   // A worker that does not stop is terminated after 15 s with this warning: the stop must not need it.
   assert.ok(!server.logs.some((l) => l.includes('did not stop in time')), server.logs.filter((l) => l.includes('did not stop')).join('\n'));
