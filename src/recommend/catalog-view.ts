@@ -357,10 +357,7 @@ export class CatalogView {
   #rebuildLatest(): void {
     this.#building = false;
     this.#sendAll();
-    const order: number[] = [];
-    for (let ix = 0; ix < this.#capacity; ix++) if (this.flags[ix]! & ITEM_IN_CATALOG) order.push(ix);
-    order.sort((a, b) => this.published[b]! - this.published[a]! || a - b);
-    this.latest = order.slice(0, LATEST_SIZE);
+    this.latest = newestFirst(this.published, this.flags, this.#capacity, LATEST_SIZE);
     this.#inLatest = new Set(this.latest);
     this.#latestList = undefined;
   }
@@ -389,4 +386,30 @@ export class CatalogView {
     this.#inLatest.add(ix);
     if (latest.length > LATEST_SIZE) this.#inLatest.delete(latest.pop()!);
   }
+}
+
+/**
+ * The `max` ix in the catalog published last, newest first, ties in ix order (what `latest` holds).
+ * Only the times above the max-th newest are sorted with a comparator; the ties at it are taken in
+ * ix order as the scan meets them. Sorting every ix by comparator took 1.65 s of the ranking
+ * worker's 11 s start at 1,000,000 items (CPU profile); a typed array sorts natively.
+ */
+export function newestFirst(published: Uint32Array, flags: Uint8Array, capacity: number, max: number): number[] {
+  const times = new Uint32Array(capacity);
+  let n = 0;
+  for (let ix = 0; ix < capacity; ix++) if (flags[ix]! & ITEM_IN_CATALOG) times[n++] = published[ix]!;
+  if (n === 0 || max <= 0) return [];
+  // Ascending: the max-th newest time; fewer than max items are newer than it.
+  const threshold = times.subarray(0, n).sort()[Math.max(0, n - max)]!;
+  const newer: number[] = [];
+  const tied: number[] = [];
+  for (let ix = 0; ix < capacity; ix++) {
+    if (!(flags[ix]! & ITEM_IN_CATALOG)) continue;
+    const p = published[ix]!;
+    if (p > threshold) newer.push(ix);
+    else if (p === threshold && tied.length < max) tied.push(ix);
+  }
+  newer.sort((a, b) => published[b]! - published[a]! || a - b);
+  for (let i = 0; newer.length < max && i < tied.length; i++) newer.push(tied[i]!);
+  return newer;
 }

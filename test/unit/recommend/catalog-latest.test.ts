@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { test } from 'node:test';
 import { ENVIRONMENT_DEFAULTS } from '../../../src/config/defaults.ts';
-import { CatalogView, LATEST_SIZE } from '../../../src/recommend/catalog-view.ts';
+import { CatalogView, LATEST_SIZE, newestFirst } from '../../../src/recommend/catalog-view.ts';
+import { ITEM_IN_CATALOG } from '../../../src/store/model.ts';
 import { WasmRanker } from '../../../src/recommend/kernel.ts';
 import { Catalog } from '../../../src/store/catalog.ts';
 import { Store } from '../../../src/store/open.ts';
@@ -59,8 +60,29 @@ test('latest stays the newest items in order, each once, as items arrive and are
     assert.equal(view.latest.length, LATEST_SIZE);
     assert.equal(new Set(view.latest).size, LATEST_SIZE, 'each item once');
     assert.deepEqual(view.latest, expected);
+    // A view built over the stored catalog (a worker's start) finds the same list.
+    assert.deepEqual(new CatalogView(store, 'demo', ENVIRONMENT_DEFAULTS, new WasmRanker()).latest, expected);
   } finally {
     store.close();
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('newestFirst gives what sorting every catalog ix by time then ix gives, with ties at the cut and items outside the catalog', () => {
+  let state = 11;
+  const next = (n: number) => (state = (state * 48271) % 2147483647) % n;
+  for (const [capacity, max, spread] of [[0, 5, 10], [10, 20, 3], [1000, 50, 7], [5000, 300, 40], [5000, 300, 5000], [3000, 3000, 2], [4000, 1, 1]] as const) {
+    const published = new Uint32Array(capacity);
+    const flags = new Uint8Array(capacity);
+    for (let ix = 0; ix < capacity; ix++) {
+      // Few distinct times (many ties), some never published (0), a fifth not in the catalog.
+      published[ix] = next(4) === 0 ? 0 : START_SEC + next(spread);
+      flags[ix] = next(5) === 0 ? 0 : ITEM_IN_CATALOG;
+    }
+    const expected = [...Array(capacity).keys()]
+      .filter((ix) => flags[ix]! & ITEM_IN_CATALOG)
+      .sort((a, b) => published[b]! - published[a]! || a - b)
+      .slice(0, max);
+    assert.deepEqual(newestFirst(published, flags, capacity, max), expected, `capacity ${capacity}, max ${max}, spread ${spread}`);
   }
 });
