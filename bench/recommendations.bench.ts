@@ -304,7 +304,7 @@ interface RoundResult {
   /** Resident memory of the service after the runs (VmRSS, and RssAnon: not the LMDB map). */
   rssMb?: number;
   rssAnonMb?: number;
-  /** Affinity only: spawn to listening (engines built), and the first request. */
+  /** Affinity only: spawn to ready (the ranking engines built; the port opens before), and the first request. */
   startSec?: number;
   firstRequestMs?: number;
 }
@@ -477,7 +477,7 @@ function report(prepared: Prepared, contexts: { lines: string[]; distinct: numbe
       `load through the APIs: items in ${prepared.itemsSec.toFixed(1)} s (${setup['items/s']}/s), ` +
       `events in ${prepared.eventsSec.toFixed(1)} s (${setup['events/s']}/s); model builder caught up ` +
       `${prepared.catchUpSec.toFixed(1)} s after the last event\n` +
-      `server start to listening (ranking engines built): median ${setup['server start s']} s, worst ` +
+      `server start to ready (ranking engines built): median ${setup['server start s']} s, worst ` +
       `${setup['server start s worst']} s; first request ${setup['first request ms']} ms (median over rounds)`,
   );
   const baseRps = median(results['bare-uws'].map((r) => r.peak.rps));

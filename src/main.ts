@@ -28,6 +28,15 @@ const service = await startService(config, log).catch((err: unknown) => {
 // How V8 collects garbage was decided on node's command line (bin/affinity-serve).
 const gc = process.execArgv.includes('--single-threaded-gc') ? 'single-threaded' : 'parallel';
 log.info({ port: service.port, dataDir: config.store.dataDir, gc }, 'listening');
+service.ready.then(
+  () => log.info({ startMs: Math.round(performance.now()) }, 'ready'),
+  (err: unknown) => {
+    log.fatal({ err }, 'failed to start');
+    // Whatever hangs in the stop, the process still ends.
+    setTimeout(() => process.exit(1), config.server.shutdownTimeoutMs + 15_000).unref();
+    void service.stop().finally(() => process.exit(1));
+  },
+);
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, () => {

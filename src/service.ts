@@ -1,7 +1,8 @@
 /**
  * @module service
  * Composition of the running service: store → auth → model builder worker → ranking pool →
- * ingest worker (feeds, file drops) → HTTP routes → listening, and the graceful stop (stop
+ * ingest worker (feeds, file drops) → HTTP routes → listening → the ranking engines built
+ * (`ready`), and the graceful stop (stop
  * accepting, finish in-flight requests, stop ingestion after its current batch, stop the builder
  * after its current chunk, flush LMDB). The only module that
  * wires layers together; main.ts adds the process concerns (config errors, signals, exit codes).
@@ -50,6 +51,12 @@ const METRICS_IMPORTS_LISTED = 1000;
 
 export interface RunningService {
   port: number;
+  /**
+   * Resolves once the ranking workers have built their engines; rejects if they cannot. The port
+   * opens before: a ranking worker's catalog scan takes ~10 s at 1,000,000 items, and for that
+   * long a restart refused events and catalog writes (recommendations wait or answer 503 meanwhile).
+   */
+  ready: Promise<void>;
   /** Graceful stop; resolves once LMDB is flushed and closed. */
   stop(): Promise<void>;
 }
@@ -96,7 +103,9 @@ export async function startService(config: Config, log: Logger): Promise<Running
       onBuilt: (environment) => pool?.notify({ kind: 'model', environment }),
     });
     pool = new RankingPool(config);
-    await pool.ready();
+    const ready = pool.ready();
+    // Handled by the caller once listening; until then a failed start must not be unhandled.
+    ready.catch(() => undefined);
     // Feeds of the configuration file first, so the ingest worker's first tick sees them.
     for (const replaced of await syncConfigFeeds(store, config.environments)) {
       log.warn({ feed: replaced }, 'a feed of the configuration file replaced an operator-added feed with the same id');
@@ -194,7 +203,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
         await store.close();
         monitor!.close();
       })());
-    return { port, stop };
+    return { port, ready, stop };
   } catch (err) {
     monitor?.close();
     await ingest?.close();

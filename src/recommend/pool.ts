@@ -48,6 +48,8 @@ export class RankingPool {
   /** Something changed since the last idle sync (a commit was signalled, a notice arrived). */
   #changed = true;
   readonly #journal: NoticeJournal;
+  #ready: Promise<void> | undefined;
+  #engineBuilt = false;
 
   constructor(config: Pick<Config, 'store' | 'environments' | 'recommend'>) {
     const workerData: RankWorkerData = { store: config.store, environments: config.environments };
@@ -90,9 +92,20 @@ export class RankingPool {
     return unpackReply(reply);
   }
 
-  /** Resolves once every worker has built its engine, so the first request does not wait for it. */
-  async ready(): Promise<void> {
-    await Promise.all(Array.from({ length: this.#workers }, () => this.#run({ deadlineAt: Infinity, tasks: [] })));
+  /**
+   * Resolves once every worker has built its engine (at 1,000,000 items ~10 s: the catalog scan);
+   * the first call starts them building. Requests meanwhile wait for their deadline as usual.
+   */
+  ready(): Promise<void> {
+    this.#ready ??= Promise.all(Array.from({ length: this.#workers }, () => this.#run({ deadlineAt: Infinity, tasks: [] }))).then(() => {
+      this.#engineBuilt = true;
+    });
+    return this.#ready;
+  }
+
+  /** Whether every worker has built its engine (for /ready). */
+  get engineBuilt(): boolean {
+    return this.#engineBuilt;
   }
 
   /** Requests waiting for a worker (for /metrics). */
@@ -183,6 +196,7 @@ export class RankingPool {
   }
 
   #busy() {
+    if (!this.#engineBuilt) return E.unavailable('The ranking workers are still loading the catalog after a start; retry shortly', RETRY_AFTER_SEC);
     return E.unavailable(`No answer within ${this.#deadlineMs} ms: the recommendation engine is busy; retry shortly`, RETRY_AFTER_SEC);
   }
 

@@ -43,6 +43,11 @@ export interface StartOptions {
    * was minutes.
    */
   built?: boolean;
+  /**
+   * 'ready' (the default): resolve once the ranking engines are built and recommendations are
+   * served. 'listening': as soon as the port opens, while the ranking workers may still load.
+   */
+  waitFor?: 'listening' | 'ready';
 }
 
 export function tempDir(prefix = 'affinity-test-'): string {
@@ -83,6 +88,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   createInterface({ input: proc.stderr! }).on('line', (line) => logs.push(line));
 
   let demoClient: TestServer['demoClient'];
+  let listeningPort: number | undefined;
   const port = await new Promise<number>((resolve, reject) => {
     const lines = createInterface({ input: proc.stdout! });
     lines.on('line', (line) => {
@@ -96,7 +102,10 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
       if (typeof entry.client_secret === 'string') {
         demoClient = { clientId: String(entry.client_id), clientSecret: entry.client_secret };
       }
-      if (entry.msg === 'listening') resolve(Number(entry.port));
+      // Tests start once recommendations are served: the port opens while the ranking
+      // workers still build their engines ('listening' comes first, then 'ready').
+      if (entry.msg === 'listening') listeningPort = Number(entry.port);
+      if (listeningPort !== undefined && (entry.msg === 'ready' || options.waitFor === 'listening')) resolve(listeningPort);
     });
     void exited.then((code) => reject(new Error(`server exited with ${code} before listening:\n${logs.join('\n')}`)));
   });
