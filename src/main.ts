@@ -28,34 +28,39 @@ const service = await startService(config, log).catch((err: unknown) => {
 // How V8 collects garbage was decided on node's command line (bin/affinity-serve).
 const gc = process.execArgv.includes('--single-threaded-gc') ? 'single-threaded' : 'parallel';
 log.info({ port: service.port, dataDir: config.store.dataDir, gc }, 'listening');
+/**
+ * The graceful stop, then exit: `exitCode` once stopped (1 if the stop fails). Whatever hangs in
+ * the stop, the process still ends: the drain has its own timeout, this covers the builder and
+ * the store behind it.
+ */
+function shutDown(exitCode: number): void {
+  setTimeout(() => {
+    log.error('shutdown did not finish in time: exiting');
+    process.exit(1);
+  }, config.server.shutdownTimeoutMs + 15_000).unref();
+  service.stop().then(
+    () => {
+      log.info('stopped');
+      process.exit(exitCode);
+    },
+    (err: unknown) => {
+      log.error({ err }, 'shutdown failed');
+      process.exit(1);
+    },
+  );
+}
+
 service.ready.then(
   () => log.info({ startMs: Math.round(performance.now()) }, 'ready'),
   (err: unknown) => {
     log.fatal({ err }, 'failed to start');
-    // Whatever hangs in the stop, the process still ends.
-    setTimeout(() => process.exit(1), config.server.shutdownTimeoutMs + 15_000).unref();
-    void service.stop().finally(() => process.exit(1));
+    shutDown(1);
   },
 );
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, () => {
     log.info({ signal }, 'shutting down');
-    // Whatever hangs in the stop, the process still ends: the drain has its own timeout, this
-    // covers the builder and the store behind it.
-    setTimeout(() => {
-      log.error('shutdown did not finish in time: exiting');
-      process.exit(1);
-    }, config.server.shutdownTimeoutMs + 15_000).unref();
-    service.stop().then(
-      () => {
-        log.info('stopped');
-        process.exit(0);
-      },
-      (err: unknown) => {
-        log.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+    shutDown(0);
   });
 }

@@ -391,8 +391,8 @@ export class CatalogView {
 /**
  * The `max` ix in the catalog published last, newest first, ties in ix order (what `latest` holds).
  * Only the times above the max-th newest are sorted with a comparator; the ties at it are taken in
- * ix order as the scan meets them. Sorting every ix by comparator took 1.65 s of the ranking
- * worker's 11 s start at 1,000,000 items (CPU profile); a typed array sorts natively.
+ * ix order as the scan meets them. Sorting every ix by comparator took 0.6 s of the ranking
+ * worker's 11 s start at 1,000,000 items (CPU profile; 0.12 s now): a typed array sorts natively.
  */
 export function newestFirst(published: Uint32Array, flags: Uint8Array, capacity: number, max: number): number[] {
   const times = new Uint32Array(capacity);

@@ -93,8 +93,9 @@ export class RankingPool {
   }
 
   /**
-   * Resolves once every worker has built its engine (at 1,000,000 items ~10 s: the catalog scan);
-   * the first call starts them building. Requests meanwhile wait for their deadline as usual.
+   * Resolves once every worker has built its engine (at 1,000,000 items ~10 s: the catalog scan):
+   * an empty batch per worker, answered once its engine exists. Piscina starts the workers at
+   * construction; requests meanwhile wait for their deadline as usual.
    */
   ready(): Promise<void> {
     this.#ready ??= Promise.all(Array.from({ length: this.#workers }, () => this.#run({ deadlineAt: Infinity, tasks: [] }))).then(() => {

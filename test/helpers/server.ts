@@ -107,7 +107,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
       if (entry.msg === 'listening') listeningPort = Number(entry.port);
       if (listeningPort !== undefined && (entry.msg === 'ready' || options.waitFor === 'listening')) resolve(listeningPort);
     });
-    void exited.then((code) => reject(new Error(`server exited with ${code} before listening:\n${logs.join('\n')}`)));
+    void exited.then((code) => reject(new Error(`server exited with ${code} before ${listeningPort === undefined ? 'listening' : 'it was ready'}:\n${logs.join('\n')}`)));
   });
 
   /** SIGTERM, then SIGKILL if the process has not exited within `graceMs`, so a test never hangs. */
