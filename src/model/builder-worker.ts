@@ -84,6 +84,7 @@ const store = new Store(data.store);
 const catalog = new Catalog(store);
 const eventLog = new EventLog(store);
 const layout = new ItemLayoutState(store, data.environments);
+layout.migrateVectors();
 const itemIndices = new ItemIndices(store);
 const models = new Map<string, EnvironmentModel>();
 const positions: Record<string, number> = {};

@@ -3,14 +3,27 @@
  * Follows the catalog change feed into dense per-item arrays (flags, type, publication and end
  * times by item index) that the ranking kernel filters on without reading item records, and into
  * each changed item's content vector. Kept in memory per environment, written when dirty at each
- * flush (vectors one key per changed item: a whole-array rewrite would cost megabytes per flush).
+ * flush (vectors by chunk of VECTOR_CHUNK_ITEMS, only the chunks of changed items: a whole-array
+ * rewrite would cost megabytes per flush).
  */
 import type { Config } from '../config/types.ts';
 import { unixSecOf, type StoredItem } from '../domain/item.ts';
 import type { CatalogChange } from '../store/catalog.ts';
 import { itemIndexCount } from '../store/item-index.ts';
 import { contentVector } from '../recommend/content-vector.ts';
-import { ITEM_ENABLED, ITEM_IN_CATALOG, UNKNOWN_TYPE, bytesOf, contentVectorKey, copyU32, copyU8, itemLayoutKey } from '../store/model.ts';
+import { VECTOR_DIM } from '../recommend/reference-ranker.ts';
+import {
+  ITEM_ENABLED,
+  ITEM_IN_CATALOG,
+  UNKNOWN_TYPE,
+  VECTOR_CHUNK_ITEMS,
+  bytesOf,
+  contentVectorChunkKey,
+  contentVectorKey,
+  copyU32,
+  copyU8,
+  itemLayoutKey,
+} from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 
 interface Layout {
@@ -103,12 +116,7 @@ export class ItemLayoutState {
     const vectorWrites = [...this.#vectors].map(([environment, vectors]) => [environment, [...vectors]] as const);
     this.#vectors.clear();
     return () => {
-      for (const [environment, vectors] of vectorWrites) {
-        for (const [ix, vector] of vectors) {
-          if (vector) this.#store.model.put(contentVectorKey(environment, ix), bytesOf(vector));
-          else this.#store.model.remove(contentVectorKey(environment, ix));
-        }
-      }
+      for (const [environment, vectors] of vectorWrites) this.#writeVectors(environment, vectors);
       for (const [environment, l] of writes) {
         this.#store.model.put(itemLayoutKey(environment, 'flags'), bytesOf(l.flags));
         this.#store.model.put(itemLayoutKey(environment, 'type'), bytesOf(l.type));
@@ -117,4 +125,71 @@ export class ItemLayoutState {
       }
     };
   }
+
+  /** Patches the chunks of the changed vectors (read inside the write transaction, so current). */
+  #writeVectors(environment: string, vectors: ReadonlyArray<readonly [number, Float32Array | null]>): void {
+    const chunks = new Map<number, Float32Array>();
+    for (const [ix, vector] of vectors) {
+      const c = Math.floor(ix / VECTOR_CHUNK_ITEMS);
+      let chunk = chunks.get(c);
+      if (!chunk) chunks.set(c, (chunk = readVectorChunk(this.#store, environment, c)));
+      const at = (ix % VECTOR_CHUNK_ITEMS) * VECTOR_DIM;
+      if (vector) chunk.set(vector, at);
+      else chunk.fill(0, at, at + VECTOR_DIM);
+    }
+    for (const [c, chunk] of chunks) writeVectorChunk(this.#store, environment, c, chunk);
+  }
+
+  /**
+   * Moves vectors saved one record per item (before the chunks) into chunks, in one transaction.
+   * An item in the catalog without a record gets its vector computed, as a ranking worker would
+   * have; a chunk then covers every item in it. A no-op (one seek) once done.
+   */
+  migrateVectors(): void {
+    for (const environment of Object.keys(this.#environments)) {
+      const range = { start: contentVectorKey(environment, 0), end: contentVectorKey(environment, 0xffffffff) };
+      if (this.#store.model.getKeysCount({ ...range, limit: 1 }) === 0) continue;
+      const flags = this.#layout(environment).flags;
+      const chunks = new Map<number, Float32Array>();
+      const chunkOf = (ix: number) => {
+        const c = Math.floor(ix / VECTOR_CHUNK_ITEMS);
+        let chunk = chunks.get(c);
+        if (!chunk) chunks.set(c, (chunk = readVectorChunk(this.#store, environment, c)));
+        return chunk;
+      };
+      const saved = new Set<number>();
+      for (const { key, value } of this.#store.model.getRange(range)) {
+        const ix = (key as [string, string, number])[2];
+        if (value.byteLength !== VECTOR_DIM * 4) continue;
+        new Uint8Array(chunkOf(ix).buffer).set(value, (ix % VECTOR_CHUNK_ITEMS) * VECTOR_DIM * 4);
+        saved.add(ix);
+      }
+      for (let ix = 0; ix < flags.length; ix++) {
+        if (!(flags[ix]! & ITEM_IN_CATALOG) || saved.has(ix)) continue;
+        const id = this.#store.indexItems.get([environment, ix]);
+        const stored = id && (this.#store.items.get([environment, id[0], id[1]]) as StoredItem | undefined);
+        const vector = stored ? contentVector(stored.item) : null;
+        if (vector) chunkOf(ix).set(vector, (ix % VECTOR_CHUNK_ITEMS) * VECTOR_DIM);
+      }
+      const legacy = [...this.#store.model.getKeys(range)];
+      this.#store.modelRoot.transactionSync(() => {
+        for (const [c, chunk] of chunks) writeVectorChunk(this.#store, environment, c, chunk);
+        for (const key of legacy) this.#store.model.remove(key);
+      });
+    }
+  }
+}
+
+function readVectorChunk(store: Store, environment: string, chunk: number): Float32Array {
+  const out = new Float32Array(VECTOR_CHUNK_ITEMS * VECTOR_DIM);
+  const bytes = store.model.get(contentVectorChunkKey(environment, chunk));
+  if (bytes && bytes.byteLength === out.byteLength) new Uint8Array(out.buffer).set(bytes);
+  return out;
+}
+
+/** A chunk of zeros (no item in it has a vector) is removed: absent reads as not saved, then computed as none. */
+function writeVectorChunk(store: Store, environment: string, chunk: number, vectors: Float32Array): void {
+  const key = contentVectorChunkKey(environment, chunk);
+  if (vectors.some((v) => v !== 0)) store.model.put(key, bytesOf(vectors));
+  else store.model.remove(key);
 }

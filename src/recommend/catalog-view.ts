@@ -13,7 +13,14 @@ import { unixSecOf, type Item, type StoredItem } from '../domain/item.ts';
 import { CATEGORY_KEY_PREFIX, TAG_KEY_PREFIX, filterClauses, filterItemTypes, filterKeysOf } from '../domain/list-filters.ts';
 import type { CatalogChange } from '../store/catalog.ts';
 import { itemIndexCount } from '../store/item-index.ts';
-import { ITEM_ENABLED as ENABLED, ITEM_IN_CATALOG as IN_CATALOG, UNKNOWN_TYPE as UNKNOWN, contentVectorKey } from '../store/model.ts';
+import {
+  ITEM_ENABLED as ENABLED,
+  ITEM_IN_CATALOG as IN_CATALOG,
+  UNKNOWN_TYPE as UNKNOWN,
+  VECTOR_CHUNK_ITEMS,
+  contentVectorChunkKey,
+  contentVectorKey,
+} from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 import type { ListFilters } from '../config/types.ts';
 import { contentVector } from './content-vector.ts';
@@ -42,8 +49,16 @@ function informationOf(item: Item, field: string): string | undefined {
   return JSON.stringify(value);
 }
 
-/** Keys similarCandidates goes by: categories and tags (not the other filter keys). */
-const isSimilarityKey = (key: string) => key.startsWith(CATEGORY_KEY_PREFIX) || key.startsWith(TAG_KEY_PREFIX);
+/**
+ * A key's place in an item's key order: deepest category paths (longest keys) first, then tags,
+ * then the other filter keys (from OTHER_KEYS on), which similarCandidates does not go by.
+ * Computed once per key: ranking by string prefixes inside the sort's comparator was ~1 s of a
+ * ranking worker's start at 1,000,000 items (CPU profile).
+ */
+const KEY_RANK = 1 << 20;
+const OTHER_KEYS = 2 * KEY_RANK;
+const keyOrderOf = (key: string) =>
+  (key.startsWith(CATEGORY_KEY_PREFIX) ? 1 : key.startsWith(TAG_KEY_PREFIX) ? 2 : 3) * KEY_RANK - Math.min(key.length, KEY_RANK - 1);
 
 export class CatalogView {
   readonly environment: string;
@@ -63,6 +78,8 @@ export class CatalogView {
   readonly information = new Map<string, Array<string | undefined>>();
   /** Each item's filter keys, as ids (item-keys.ts); the bitsets and postings are by key id. */
   readonly #keys = new ItemKeys();
+  /** keyOrderOf each key id. */
+  readonly #keyOrder: number[] = [];
   readonly #bitsets: Array<Uint32Array | undefined> = [];
   /**
    * Items of each category and tag key, in the order they got it: similarCandidates takes the
@@ -108,17 +125,27 @@ export class CatalogView {
   #saved: Uint8Array = new Uint8Array(0);
 
   /**
-   * The builder's content vectors, read straight into `vectors` in one scan in ix (key) order: a
-   * read per item in the item scan's order (by id) walked the tree at random and copied each
-   * vector three times (~1.1 s of the ~10 s a ranking worker took to start at 1,000,000 items).
+   * The builder's content vectors, read straight into `vectors` in ix (key) order, a chunk of
+   * VECTOR_CHUNK_ITEMS per record (store/model.ts); then any saved one record per item before the
+   * chunks, which the builder moves into chunks at its start (this may run before it has).
    */
   #readSavedVectors(): Uint8Array {
-    const saved = new Uint8Array(this.#capacity);
+    const capacity = this.#capacity;
+    const saved = new Uint8Array(capacity);
     const bytes = new Uint8Array(this.vectors.buffer, this.vectors.byteOffset, this.vectors.byteLength);
-    const range = this.#store.model.getRange({ start: contentVectorKey(this.environment, 0), end: contentVectorKey(this.environment, this.#capacity) });
-    for (const { key, value } of range) {
+    const model = this.#store.model;
+    const chunkBytes = VECTOR_CHUNK_ITEMS * VECTOR_DIM * 4;
+    const chunks = model.getRange({ start: contentVectorChunkKey(this.environment, 0), end: contentVectorChunkKey(this.environment, Math.ceil(capacity / VECTOR_CHUNK_ITEMS)) });
+    for (const { key, value } of chunks) {
+      const first = (key as [string, string, number])[2] * VECTOR_CHUNK_ITEMS;
+      if (value.byteLength !== chunkBytes) continue;
+      const n = Math.min(VECTOR_CHUNK_ITEMS, capacity - first);
+      bytes.set(value.subarray(0, n * VECTOR_DIM * 4), first * VECTOR_DIM * 4);
+      saved.fill(1, first, first + n);
+    }
+    for (const { key, value } of model.getRange({ start: contentVectorKey(this.environment, 0), end: contentVectorKey(this.environment, capacity) })) {
       const ix = (key as [string, string, number])[2];
-      if (value.byteLength !== VECTOR_DIM * 4 || !(ix < this.#capacity)) continue;
+      if (value.byteLength !== VECTOR_DIM * 4 || !(ix < capacity)) continue;
       bytes.set(value, ix * VECTOR_DIM * 4);
       saved[ix] = 1;
     }
@@ -229,7 +256,7 @@ export class CatalogView {
     const keys = this.#keys;
     for (let k = keys.start(ix), end = k + keys.count(ix); k < end; k++) {
       const id = keys.pool[k]!;
-      if (!isSimilarityKey(keys.names[id]!)) break;
+      if (this.#keyOrder[id]! >= OTHER_KEYS) break;
       const items = this.#postings[id]!;
       const n = this.#postingLength[id]!;
       for (let i = 0; i < n && out.length < max; i++) {
@@ -304,18 +331,21 @@ export class CatalogView {
     }
     const ids = this.#idScratch;
     ids.length = 0;
-    for (const key of keys) ids.push(itemKeys.intern(key));
+    const order = this.#keyOrder;
+    for (const key of keys) {
+      const id = itemKeys.intern(key);
+      if (id >= order.length) order.push(keyOrderOf(key));
+      ids.push(id);
+    }
     // Deepest category paths (longest keys) first, then tags, then the rest: similarCandidates' order.
-    const names = itemKeys.names;
-    const rank = (k: string) => (k.startsWith(CATEGORY_KEY_PREFIX) ? 0 : k.startsWith(TAG_KEY_PREFIX) ? 1 : 2);
-    ids.sort((a, b) => rank(names[a]!) - rank(names[b]!) || names[b]!.length - names[a]!.length);
+    if (ids.length > 1) ids.sort((a, b) => order[a]! - order[b]!);
     itemKeys.set(ix, ids);
     const words = this.#capacity >>> 5;
     for (const id of ids) {
       let bits = this.#bitsets[id];
       if (!bits || bits.length < words) this.#bitsets[id] = bits = bits ? grown(bits, words) : new Uint32Array(words);
       bits[word]! |= bit;
-      if (!isSimilarityKey(names[id]!)) continue;
+      if (order[id]! >= OTHER_KEYS) continue;
       let items = this.#postings[id];
       const n = this.#postingLength[id] ?? 0;
       if (!items || n === items.length) this.#postings[id] = items = items ? grown(items, 2 * n) : new Uint32Array(4);

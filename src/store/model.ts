@@ -17,7 +17,8 @@
  * | [env, 'item', 'type']             | u8 per ix: position of its item type in the environment's list (255 unknown) |
  * | [env, 'item', 'published']        | u32 per ix: publication time, unix sec (0 unknown)         |
  * | [env, 'item', 'ends']             | u32 per ix: end_datetime, unix sec (0 none)                |
- * | [env, 'cv', ix]                   | Content vector: f32 × VECTOR_DIM (recommend/content-vector.ts); absent = none |
+ * | [env, 'cvc', chunk]               | Content vectors of ix chunk × VECTOR_CHUNK_ITEMS on: f32 × VECTOR_DIM each (recommend/content-vector.ts), zeros = none; absent = not saved |
+ * | [env, 'cv', ix]                   | One content vector, as written before the chunks (read at start, moved into chunks by the builder) |
  */
 
 import type { Database } from 'lmdb';
@@ -57,6 +58,14 @@ export const popularityKey = (env: string, bucket: number | 'all') => [env, 'pop
 export const popularityChunkKey = (env: string, bucket: number | 'all', chunk: number) => [env, 'pop', bucket, chunk];
 /** The builder's ranked `popular` and `trending` lists (model/top-items.ts). */
 export const topItemsKey = (env: string, list: 'popular' | 'trending') => [env, 'top', list];
+/**
+ * Content vectors per chunk: 8 × 128 bytes, within a leaf page like a popularity chunk. One
+ * record per item made a ranking worker's start read 1,000,000 records (3.2 s of its 12 s at
+ * 1,000,000 items, CPU profile); an item's write still rewrites one page.
+ */
+export const VECTOR_CHUNK_ITEMS = 8;
+export const contentVectorChunkKey = (env: string, chunk: number) => [env, 'cvc', chunk];
+/** One item's vector as written before the chunks (migrated by the builder at start). */
 export const contentVectorKey = (env: string, ix: number) => [env, 'cv', ix];
 export const itemLayoutKey = (env: string, layout: 'flags' | 'type' | 'published' | 'ends') => [env, 'item', layout];
 

@@ -1,6 +1,7 @@
 // A ranking worker's catalog view at start (catalog-view.ts): each item's content vector is the
-// one the model builder saved for its index (read in one scan), an item without one gets it
-// computed from its text, and a saved vector of an index no longer in the catalog is not used.
+// one the model builder saved for its index (read by chunk, or one record per item as an earlier
+// version saved them), an item without one gets it computed from its text, and a saved vector of
+// an index no longer in the catalog is not used.
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { test } from 'node:test';
@@ -10,35 +11,55 @@ import { contentVector } from '../../../src/recommend/content-vector.ts';
 import { WasmRanker } from '../../../src/recommend/kernel.ts';
 import { VECTOR_DIM } from '../../../src/recommend/reference-ranker.ts';
 import { Catalog } from '../../../src/store/catalog.ts';
-import { contentVectorKey } from '../../../src/store/model.ts';
+import { VECTOR_CHUNK_ITEMS, contentVectorChunkKey, contentVectorKey } from '../../../src/store/model.ts';
 import { Store } from '../../../src/store/open.ts';
 import { tempDir } from '../../helpers/server.ts';
 
 const vectorOf = (view: CatalogView, ix: number) => Array.from(view.vectors.subarray(ix * VECTOR_DIM, (ix + 1) * VECTOR_DIM));
 
-test('the view starts with the saved vectors of items in the catalog, computes the missing ones, and leaves out deleted items', async () => {
+/** Saves each vector as the builder does (its chunk, other slots zero) or as an earlier version did (a record per ix). */
+async function save(store: Store, vectors: Map<number, number[]>, legacy: boolean): Promise<void> {
+  const chunks = new Map<number, Float32Array>();
+  for (const [ix, vector] of vectors) {
+    if (legacy) {
+      await store.model.put(contentVectorKey('demo', ix), Buffer.from(Float32Array.from(vector).buffer));
+      continue;
+    }
+    const c = Math.floor(ix / VECTOR_CHUNK_ITEMS);
+    if (!chunks.has(c)) chunks.set(c, new Float32Array(VECTOR_CHUNK_ITEMS * VECTOR_DIM));
+    chunks.get(c)!.set(vector, (ix % VECTOR_CHUNK_ITEMS) * VECTOR_DIM);
+  }
+  for (const [c, chunk] of chunks) await store.model.put(contentVectorChunkKey('demo', c), Buffer.from(chunk.buffer));
+}
+
+for (const legacy of [false, true]) test(`the view starts with the vectors saved ${legacy ? 'one record per item' : 'by chunk'} of items in the catalog, computes the missing ones, and leaves out deleted items`, async () => {
   const dir = tempDir();
   const store = new Store({ dataDir: dir, mapSizeBytes: 64 * 1024 ** 2 });
   try {
     const catalog = new Catalog(store);
-    const items = ['kept', 'deleted', 'unsaved', 'kept-too'].map((id) => ({ environment: 'demo', item_id: id, item_type: 'article', title: `${id} jazz guitar festival review` }));
+    // 'unsaved' comes after a whole chunk of saved ones: the builder saves every item of a chunk it
+    // writes (a newer item the engine recomputes from the change feed), so only an item with no
+    // saved vector at all is computed here.
+    const fillers = Array.from({ length: VECTOR_CHUNK_ITEMS - 3 }, (_, i) => `filler-${i}`);
+    const items = ['kept', 'deleted', 'kept-too', ...fillers, 'unsaved'].map((id) => ({ environment: 'demo', item_id: id, item_type: 'article', title: `${id} jazz guitar festival review` }));
     for (const item of items) await catalog.put(item);
     await catalog.remove('demo', 'article', 'deleted');
     store.resetReadTxns();
     const ixOf = (id: string) => store.itemIndex.get(['demo', 'article', id]) as number;
-    // What the builder saves (store/model.ts contentVectorKey): distinct from any computed vector.
+    // What the builder saves (store/model.ts): distinct from any computed vector.
     const saved = new Map<string, number[]>();
-    for (const [k, id] of ['kept', 'deleted', 'kept-too'].entries()) {
-      const vector = Array.from({ length: VECTOR_DIM }, (_, d) => (k + 1) / 8 + d / 1024);
-      saved.set(id, Array.from(Float32Array.from(vector)));
-      await store.model.put(contentVectorKey('demo', ixOf(id)), Buffer.from(Float32Array.from(vector).buffer));
+    for (const [k, id] of ['kept', 'deleted', 'kept-too', ...fillers].entries()) {
+      saved.set(id, Array.from(Float32Array.from({ length: VECTOR_DIM }, (_, d) => (k + 1) / 8 + d / 1024)));
     }
+    await save(store, new Map([...saved].map(([id, vector]) => [ixOf(id), vector])), legacy);
     store.resetReadTxns();
 
     const view = new CatalogView(store, 'demo', ENVIRONMENT_DEFAULTS, new WasmRanker());
     assert.deepEqual(vectorOf(view, ixOf('kept')), saved.get('kept'));
     assert.deepEqual(vectorOf(view, ixOf('kept-too')), saved.get('kept-too'));
-    const computed = contentVector(items[2]!);
+    for (const id of fillers) assert.deepEqual(vectorOf(view, ixOf(id)), saved.get(id));
+    assert.equal(ixOf('unsaved'), VECTOR_CHUNK_ITEMS);
+    const computed = contentVector(items.at(-1)!);
     assert.ok(computed, 'the unsaved item has text to compute a vector from');
     assert.deepEqual(vectorOf(view, ixOf('unsaved')), Array.from(computed));
     assert.deepEqual(vectorOf(view, ixOf('deleted')), new Array(VECTOR_DIM).fill(0));

@@ -1,0 +1,104 @@
+// model/item-layout.ts on real LMDB: content vectors are stored by chunk of VECTOR_CHUNK_ITEMS, a
+// flush rewrites only the chunks of changed items (a deleted item's slot zeroed, a chunk left
+// with no vector removed), and vectors saved one record per item by an earlier version are moved
+// into chunks at the builder's start, computing the missing ones of items in the catalog.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ENVIRONMENT_DEFAULTS } from '../../../src/config/defaults.ts';
+import { ItemLayoutState } from '../../../src/model/item-layout.ts';
+import { contentVector } from '../../../src/recommend/content-vector.ts';
+import { VECTOR_DIM } from '../../../src/recommend/reference-ranker.ts';
+import { Catalog } from '../../../src/store/catalog.ts';
+import { VECTOR_CHUNK_ITEMS, contentVectorChunkKey, contentVectorKey } from '../../../src/store/model.ts';
+import type { Store } from '../../../src/store/open.ts';
+import { withModelStore } from '../../helpers/model-store.ts';
+
+const N = VECTOR_CHUNK_ITEMS;
+const itemOf = (id: string) => ({ environment: 'demo', item_id: id, item_type: 'article', title: `${id} jazz guitar festival review`, tags: [id] });
+
+/** Puts `count` items i0, i1, … through the catalog (ix 0, 1, … in order). */
+async function putItems(store: Store, count: number): Promise<Catalog> {
+  const catalog = new Catalog(store);
+  for (let i = 0; i < count; i++) await catalog.put(itemOf(`i${i}`));
+  return catalog;
+}
+
+/** Applies the whole change feed after `after` and writes it, as the builder's flush does. */
+function applyAndFlush(store: Store, layout: ItemLayoutState, catalog: Catalog, after: number): number {
+  store.resetReadTxns();
+  const changes = catalog.changesSince(after, 10_000);
+  layout.apply(changes);
+  store.modelRoot.transactionSync(layout.prepareFlush());
+  store.resetReadTxns();
+  return changes.at(-1)?.seq ?? after;
+}
+
+function chunkKeys(store: Store): number[] {
+  return [...store.model.getKeys({ start: contentVectorChunkKey('demo', 0), end: contentVectorChunkKey('demo', 0xffffffff) })].map((k) => (k as number[])[2]!);
+}
+
+function slot(store: Store, ix: number): number[] {
+  const bytes = store.model.get(contentVectorChunkKey('demo', Math.floor(ix / N)));
+  assert.ok(bytes, `chunk of ix ${ix} is stored`);
+  const chunk = new Float32Array(new Uint8Array(bytes).buffer);
+  return Array.from(chunk.subarray((ix % N) * VECTOR_DIM, (ix % N + 1) * VECTOR_DIM));
+}
+
+const expectedVector = (id: string) => Array.from(contentVector(itemOf(id))!);
+
+test('a flush writes each item vector into its chunk, rewrites only changed chunks, zeroes deleted slots and drops empty chunks', async () => {
+  await withModelStore(async (store) => {
+    const environments = { demo: ENVIRONMENT_DEFAULTS };
+    const layout = new ItemLayoutState(store, environments);
+    const catalog = await putItems(store, 2 * N + 1);
+    let seq = applyAndFlush(store, layout, catalog, 0);
+    assert.deepEqual(chunkKeys(store), [0, 1, 2]);
+    for (const ix of [0, N - 1, N, 2 * N]) assert.deepEqual(slot(store, ix), expectedVector(`i${ix}`));
+    assert.deepEqual(store.model.getKeysCount({ start: contentVectorKey('demo', 0), end: contentVectorKey('demo', 0xffffffff) }), 0, 'no record per item');
+
+    // Changing one item of chunk 1 rewrites chunk 1 alone.
+    const chunk0 = Buffer.from(store.model.get(contentVectorChunkKey('demo', 0))!);
+    const chunk2 = Buffer.from(store.model.get(contentVectorChunkKey('demo', 2))!);
+    await catalog.put({ ...itemOf(`i${N + 1}`), title: 'a changed title about cooking' });
+    await catalog.remove('demo', 'article', `i${N + 2}`);
+    seq = applyAndFlush(store, layout, catalog, seq);
+    assert.deepEqual(Buffer.from(store.model.get(contentVectorChunkKey('demo', 0))!), chunk0);
+    assert.deepEqual(Buffer.from(store.model.get(contentVectorChunkKey('demo', 2))!), chunk2);
+    assert.deepEqual(slot(store, N + 1), Array.from(contentVector({ ...itemOf(`i${N + 1}`), title: 'a changed title about cooking' })!));
+    assert.deepEqual(slot(store, N + 2), new Array(VECTOR_DIM).fill(0));
+    assert.deepEqual(slot(store, N + 3), expectedVector(`i${N + 3}`));
+
+    // The last item of chunk 2 deleted: nothing left in it, so the chunk is gone.
+    await catalog.remove('demo', 'article', `i${2 * N}`);
+    applyAndFlush(store, layout, catalog, seq);
+    assert.deepEqual(chunkKeys(store), [0, 1]);
+  });
+});
+
+test('vectors saved one record per item are moved into chunks at start; a missing one of an item in the catalog is computed', async () => {
+  await withModelStore(async (store) => {
+    const environments = { demo: ENVIRONMENT_DEFAULTS };
+    const catalog = await putItems(store, N + 3);
+    applyAndFlush(store, new ItemLayoutState(store, environments), catalog, 0);
+    // The store as an earlier version left it: no chunks, one record per item, distinct from any
+    // computed vector so their origin shows; item 2 has none.
+    for (const c of chunkKeys(store)) await store.model.remove(contentVectorChunkKey('demo', c));
+    const legacy = (ix: number) => Array.from(Float32Array.from({ length: VECTOR_DIM }, (_, d) => (ix + 1) / 64 + d / 1024));
+    for (let ix = 0; ix < N + 3; ix++) {
+      if (ix !== 2) await store.model.put(contentVectorKey('demo', ix), Buffer.from(Float32Array.from(legacy(ix)).buffer));
+    }
+    store.resetReadTxns();
+
+    new ItemLayoutState(store, environments).migrateVectors();
+    store.resetReadTxns();
+    assert.deepEqual(chunkKeys(store), [0, 1]);
+    assert.equal(store.model.getKeysCount({ start: contentVectorKey('demo', 0), end: contentVectorKey('demo', 0xffffffff) }), 0, 'the records per item are removed');
+    for (const ix of [0, 1, 3, N - 1, N, N + 2]) assert.deepEqual(slot(store, ix), legacy(ix), `ix ${ix}`);
+    assert.deepEqual(slot(store, 2), expectedVector('i2'));
+    // Done once: a second start finds nothing to move and changes nothing.
+    const before = [...store.model.getRange({})].map(({ key, value }) => [key, Buffer.from(value).toString('hex')]);
+    new ItemLayoutState(store, environments).migrateVectors();
+    store.resetReadTxns();
+    assert.deepEqual([...store.model.getRange({})].map(({ key, value }) => [key, Buffer.from(value).toString('hex')]), before);
+  });
+});
