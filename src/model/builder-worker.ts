@@ -85,6 +85,7 @@ const catalog = new Catalog(store);
 const eventLog = new EventLog(store);
 const layout = new ItemLayoutState(store, data.environments);
 layout.migrateVectors();
+layout.makeItemView();
 const itemIndices = new ItemIndices(store);
 const models = new Map<string, EnvironmentModel>();
 const positions: Record<string, number> = {};

@@ -25,6 +25,21 @@ import {
   itemLayoutKey,
 } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
+import {
+  ITEM_VIEW_CHUNK_ITEMS,
+  decodeChunk,
+  encodeChunk,
+  infoFieldsOf,
+  itemViewChunkKey,
+  itemViewEntry,
+  itemViewFingerprint,
+  itemViewFingerprintKey,
+  type ItemViewEntry,
+  type StoredChunk,
+} from '../store/item-view.ts';
+
+/** Item view records per write transaction while making them all (makeItemView). */
+const BACKFILL_CHUNKS = 4096;
 
 interface Layout {
   flags: Uint8Array;
@@ -48,10 +63,14 @@ export class ItemLayoutState {
   readonly #dirty = new Set<string>();
   /** Content vectors to write (null: delete), by environment and ix. */
   readonly #vectors = new Map<string, Map<number, Float32Array | null>>();
+  /** Item view entries to write (null: none), by environment and ix (store/item-view.ts). */
+  readonly #entries = new Map<string, Map<number, ItemViewEntry | null>>();
+  readonly #infoFields = new Map<string, string[]>();
 
   constructor(store: Store, environments: Config['environments']) {
     this.#store = store;
     this.#environments = environments;
+    for (const [name, config] of Object.entries(environments)) this.#infoFields.set(name, infoFieldsOf(config));
   }
 
   #layout(environment: string): Layout {
@@ -92,11 +111,15 @@ export class ItemLayoutState {
       const ix = change.ix;
       let vectors = this.#vectors.get(change.environment);
       if (!vectors) this.#vectors.set(change.environment, (vectors = new Map()));
+      let entries = this.#entries.get(change.environment);
+      if (!entries) this.#entries.set(change.environment, (entries = new Map()));
       if (!stored) {
         layout.flags[ix] = 0;
         vectors.set(ix, null);
+        entries.set(ix, null);
         continue;
       }
+      entries.set(ix, itemViewEntry(stored, env, this.#infoFields.get(change.environment)!));
       if (change.op === 'create' || change.op === 'update') vectors.set(ix, contentVector(stored.item));
       const typeIx = env.itemTypes.indexOf(stored.item.item_type);
       layout.flags[ix] = ITEM_IN_CATALOG | (stored.enabled ? ITEM_ENABLED : 0);
@@ -115,8 +138,11 @@ export class ItemLayoutState {
     this.#dirty.clear();
     const vectorWrites = [...this.#vectors].map(([environment, vectors]) => [environment, [...vectors]] as const);
     this.#vectors.clear();
+    const entryWrites = [...this.#entries].map(([environment, entries]) => [environment, [...entries]] as const);
+    this.#entries.clear();
     return () => {
       for (const [environment, vectors] of vectorWrites) this.#writeVectors(environment, vectors);
+      for (const [environment, entries] of entryWrites) this.#writeEntries(environment, entries);
       for (const [environment, l] of writes) {
         this.#store.model.put(itemLayoutKey(environment, 'flags'), bytesOf(l.flags));
         this.#store.model.put(itemLayoutKey(environment, 'type'), bytesOf(l.type));
@@ -138,6 +164,69 @@ export class ItemLayoutState {
       else chunk.fill(0, at, at + VECTOR_DIM);
     }
     for (const [c, chunk] of chunks) writeVectorChunk(this.#store, environment, c, chunk);
+  }
+
+  /** Patches the item view records of the changed items, as #writeVectors does. */
+  #writeEntries(environment: string, entries: ReadonlyArray<readonly [number, ItemViewEntry | null]>): void {
+    const chunks = new Map<number, Array<ItemViewEntry | null>>();
+    for (const [ix, entry] of entries) {
+      const c = Math.floor(ix / ITEM_VIEW_CHUNK_ITEMS);
+      let chunk = chunks.get(c);
+      if (!chunk) chunks.set(c, (chunk = decodeChunk(this.#store.modelState.get(itemViewChunkKey(environment, c)))));
+      chunk[ix % ITEM_VIEW_CHUNK_ITEMS] = entry;
+    }
+    for (const [c, chunk] of chunks) {
+      const stored = encodeChunk(chunk);
+      if (stored) this.#store.modelState.put(itemViewChunkKey(environment, c), stored);
+      else this.#store.modelState.remove(itemViewChunkKey(environment, c));
+    }
+  }
+
+  /**
+   * Makes the item view records of every item (store/item-view.ts) where they were not made with
+   * the configuration's fingerprint: a data folder of an earlier version, or filter attributes
+   * or information fields changed. Reads the items in ix order, writes in transactions of
+   * BACKFILL_CHUNKS records, and the fingerprint last: a stop midway leaves it to the next start.
+   * Ranking workers scan the items meanwhile. A no-op (one read) once done.
+   */
+  makeItemView(): void {
+    for (const [environment, config] of Object.entries(this.#environments)) {
+      const fingerprint = itemViewFingerprint(config);
+      const fingerprintKey = itemViewFingerprintKey(environment);
+      if (this.#store.modelState.get(fingerprintKey) === fingerprint) continue;
+      const infoFields = this.#infoFields.get(environment)!;
+      const state = this.#store.modelState;
+      const stale = [...state.getKeys({ start: itemViewChunkKey(environment, 0), end: itemViewChunkKey(environment, 0xffffffff) })];
+      const count = itemIndexCount(this.#store, environment);
+      let pending: Array<[number, StoredChunk | undefined]> = [];
+      const write = () => {
+        const batch = pending;
+        pending = [];
+        state.transactionSync(() => {
+          for (const [c, chunk] of batch) {
+            if (chunk) state.put(itemViewChunkKey(environment, c), chunk);
+            else state.remove(itemViewChunkKey(environment, c));
+          }
+        });
+      };
+      state.transactionSync(() => {
+        for (const key of stale) state.remove(key);
+        state.remove(fingerprintKey);
+      });
+      for (let first = 0; first < count; first += ITEM_VIEW_CHUNK_ITEMS) {
+        const entries: Array<ItemViewEntry | null> = [];
+        for (let ix = first; ix < first + ITEM_VIEW_CHUNK_ITEMS; ix++) {
+          const id = ix < count ? this.#store.indexItems.get([environment, ix]) : undefined;
+          const stored = id && (this.#store.items.get([environment, id[0], id[1]]) as StoredItem | undefined);
+          entries.push(stored ? itemViewEntry(stored, config, infoFields) : null);
+        }
+        const chunk = encodeChunk(entries);
+        if (chunk) pending.push([first / ITEM_VIEW_CHUNK_ITEMS, chunk]);
+        if (pending.length >= BACKFILL_CHUNKS) write();
+      }
+      write();
+      state.putSync(fingerprintKey, fingerprint);
+    }
   }
 
   /**

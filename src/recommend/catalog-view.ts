@@ -9,7 +9,7 @@
  * replays the change feed from the builder's position so no copy is older than its item.
  */
 import type { EnvironmentConfig } from '../config/types.ts';
-import { unixSecOf, type Item, type StoredItem } from '../domain/item.ts';
+import { unixSecOf, type StoredItem } from '../domain/item.ts';
 import { CATEGORY_KEY_PREFIX, TAG_KEY_PREFIX, filterClauses, filterItemTypes, filterKeysOf } from '../domain/list-filters.ts';
 import type { CatalogChange } from '../store/catalog.ts';
 import { itemIndexCount } from '../store/item-index.ts';
@@ -22,6 +22,7 @@ import {
   contentVectorKey,
 } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
+import { ITEM_VIEW_CHUNK_ITEMS, infoFieldsOf, informationOf, isStoredChunk, itemViewChunkKey, itemViewFingerprint, itemViewFingerprintKey } from '../store/item-view.ts';
 import type { ListFilters } from '../config/types.ts';
 import { contentVector } from './content-vector.ts';
 import { ItemKeys } from './item-keys.ts';
@@ -39,15 +40,6 @@ const RANKABLE = ITEM_IN_CATALOG | ITEM_ENABLED;
 export const LATEST_SIZE = 5000;
 const KEY_END = '\uffff';
 
-
-function informationOf(item: Item, field: string): string | undefined {
-  const value = (item as unknown as Record<string, unknown>)[field];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value === 'string') return value;
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return value.join(', ');
-  return JSON.stringify(value);
-}
 
 /**
  * A key's place in an item's key order: deepest category paths (longest keys) first, then tags,
@@ -107,12 +99,16 @@ export class CatalogView {
     this.environment = environment;
     this.config = config;
     this.#ranker = ranker;
-    this.#infoFields = [...new Set(Object.values(config.lists).flatMap((l) => (l.informationField ? [l.informationField] : [])))];
+    this.#infoFields = infoFieldsOf(config);
     for (const field of this.#infoFields) this.information.set(field, []);
     this.#grow(itemIndexCount(store, environment));
     this.#saved = this.#readSavedVectors();
-    const range = store.items.getRange({ start: [environment], end: [environment, KEY_END] });
-    for (const { value } of range) this.#set(value as StoredItem, false);
+    if (!this.#readItemView()) {
+      const range = store.items.getRange({ start: [environment], end: [environment, KEY_END] });
+      for (const { value } of range) this.#set(value as StoredItem, false);
+      // In ix order, as read from the records: the scan met the items in id order.
+      for (let id = 0; id < this.#postings.length; id++) this.#postings[id]?.subarray(0, this.#postingLength[id]).sort();
+    }
     // A saved vector of an ix no longer in the catalog stays out, as when each was read by item.
     for (let ix = 0; ix < this.#saved.length; ix++) {
       if (this.#saved[ix] === 1 && (this.flags[ix]! & IN_CATALOG) === 0) this.vectors.fill(0, ix * VECTOR_DIM, (ix + 1) * VECTOR_DIM);
@@ -150,6 +146,55 @@ export class CatalogView {
       saved[ix] = 1;
     }
     return saved;
+  }
+
+  /**
+   * Every item from the builder's item view records (store/item-view.ts) instead of the items
+   * themselves, when they were made for this configuration; false (nothing read) otherwise.
+   * Their content vectors are the builder's chunks, which cover every item the records do.
+   */
+  #readItemView(): boolean {
+    const state = this.#store.modelState;
+    if (state.get(itemViewFingerprintKey(this.environment)) !== itemViewFingerprint(this.config)) return false;
+    const chunks = state.getRange({ start: itemViewChunkKey(this.environment, 0), end: itemViewChunkKey(this.environment, 0xffffffff) });
+    const keys = this.#keys;
+    const order = this.#keyOrder;
+    const ids = this.#idScratch;
+    // Per chunk, its strings as key ids and type indices: each looked up once, not once per item.
+    const keyIds: number[] = [];
+    const types: number[] = [];
+    const information = this.#infoFields.map((field) => this.information.get(field)!);
+    for (const { key, value } of chunks) {
+      if (!isStoredChunk(value)) continue;
+      const first = (key as [string, string, number])[2] * ITEM_VIEW_CHUNK_ITEMS;
+      keyIds.length = 0;
+      types.length = 0;
+      for (let e = 0; e < value.e.length && e < ITEM_VIEW_CHUNK_ITEMS; e++) {
+        const t = value.e[e];
+        if (!t) continue;
+        const ix = first + e;
+        const [id, type, enabled, published, ends, keyRefs, info] = t;
+        let typeIx = types[type];
+        if (typeIx === undefined) {
+          const i = this.config.itemTypes.indexOf(value.s[type]!);
+          types[type] = typeIx = i < 0 ? UNKNOWN_TYPE : i;
+        }
+        this.#setState(ix, id, typeIx, enabled === 1, published, ends);
+        for (let f = 0; f < information.length; f++) information[f]![ix] = info[f] ?? undefined;
+        ids.length = 0;
+        for (const ref of keyRefs) {
+          let keyId = keyIds[ref];
+          if (keyId === undefined) {
+            const name = value.s[ref]!;
+            keyIds[ref] = keyId = keys.intern(name);
+            if (keyId >= order.length) order.push(keyOrderOf(name));
+          }
+          ids.push(keyId);
+        }
+        this.#indexIds(ix);
+      }
+    }
+    return true;
   }
 
   /**
@@ -273,16 +318,11 @@ export class CatalogView {
 
   #set(stored: StoredItem, stateOnly: boolean): void {
     const ix = stored.ix;
-    if (ix >= this.#capacity) this.#grow(ix + 1);
     const item = stored.item;
     const typeIx = this.config.itemTypes.indexOf(item.item_type);
-    this.flags[ix] = ITEM_IN_CATALOG | (stored.enabled ? ITEM_ENABLED : 0);
-    this.#type[ix] = typeIx < 0 ? UNKNOWN_TYPE : typeIx;
-    this.#ends[ix] = unixSecOf(item.end_datetime);
     const published = unixSecOf(item.publication_datetime);
     const wasLatest = this.published[ix] !== published;
-    this.published[ix] = published;
-    this.ids[ix] = item.item_id;
+    this.#setState(ix, item.item_id, typeIx < 0 ? UNKNOWN_TYPE : typeIx, stored.enabled, published, unixSecOf(item.end_datetime));
     for (const field of this.#infoFields) this.information.get(field)![ix] = informationOf(item, field);
     if (!stateOnly) {
       this.#index(ix, filterKeysOf(item, this.config.filterAttributes));
@@ -296,6 +336,15 @@ export class CatalogView {
     }
     this.#push(ix, stateOnly ? undefined : this.vectors.subarray(ix * VECTOR_DIM, (ix + 1) * VECTOR_DIM));
     if (!this.#building && (wasLatest || !stateOnly)) this.#insertLatest(ix);
+  }
+
+  #setState(ix: number, id: string, typeIx: number, enabled: boolean, published: number, ends: number): void {
+    if (ix >= this.#capacity) this.#grow(ix + 1);
+    this.flags[ix] = ITEM_IN_CATALOG | (enabled ? ITEM_ENABLED : 0);
+    this.#type[ix] = typeIx;
+    this.#ends[ix] = ends;
+    this.published[ix] = published;
+    this.ids[ix] = id;
   }
 
   /** True while the constructor scans: the kernel gets every array at once afterwards. */
@@ -313,7 +362,21 @@ export class CatalogView {
     });
   }
 
+  /** Makes `keys` the filter keys of ix. */
   #index(ix: number, keys: string[]): void {
+    const ids = this.#idScratch;
+    ids.length = 0;
+    const order = this.#keyOrder;
+    for (const key of keys) {
+      const id = this.#keys.intern(key);
+      if (id >= order.length) order.push(keyOrderOf(key));
+      ids.push(id);
+    }
+    this.#indexIds(ix);
+  }
+
+  /** Makes the key ids in #idScratch the filter keys of ix (in its bitsets and postings). */
+  #indexIds(ix: number): void {
     const word = ix >>> 5;
     const bit = 1 << (ix & 31);
     const itemKeys = this.#keys;
@@ -330,13 +393,7 @@ export class CatalogView {
       this.#postingLength[id] = n - 1;
     }
     const ids = this.#idScratch;
-    ids.length = 0;
     const order = this.#keyOrder;
-    for (const key of keys) {
-      const id = itemKeys.intern(key);
-      if (id >= order.length) order.push(keyOrderOf(key));
-      ids.push(id);
-    }
     // Deepest category paths (longest keys) first, then tags, then the rest: similarCandidates' order.
     if (ids.length > 1) ids.sort((a, b) => order[a]! - order[b]!);
     itemKeys.set(ix, ids);
