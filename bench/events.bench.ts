@@ -16,8 +16,13 @@
 //      BENCH_ROUNDS=n rounds (default 3), BENCH_UNPINNED=1 lets the server use both cores,
 //      BENCH_EVENTS_DELAY_MS=d paces each connection (64 × 1000 / d requests/s) to find the rate
 //      the builder sustains within its lag target.
+//      BENCH_RESTART_DIR=dir also times restarts on a copy of a data folder the recommendations
+//      bench kept (BENCH_DATA_DIR there; 1,000,000 items and 10,000,000 events with
+//      BENCH_ITEMS=1000000): spawn to the first recommendation answered 200 and to /ready 200,
+//      BENCH_RESTARTS times (default 3; the first may make the builder's records for an older
+//      folder, docs/reference.md Operations).
 import { spawn, spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { cpSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -223,6 +228,43 @@ console.log(
   `trained-model build input at ${reads.events} events: the whole log read in ${reads.wholeSec.toFixed(1)} s; ` +
     `from the snapshot (position ${reads.readFrom}) and the ${reads.tail} events after it in ${reads.resumedSec.toFixed(1)} s`,
 );
+const RESTART_DIR = process.env.BENCH_RESTART_DIR;
+if (RESTART_DIR) {
+  const { dataset, client } = JSON.parse(readFileSync(join(RESTART_DIR, 'bench-prepared.json'), 'utf8')) as {
+    dataset: { items: number; events: number };
+    client: { clientId: string; clientSecret: string };
+  };
+  const copy = tempDir('affinity-restart-');
+  cpSync(RESTART_DIR, copy, { recursive: true });
+  const { getToken } = await import('../test/helpers/auth.ts');
+  const restarts = Number(process.env.BENCH_RESTARTS ?? 3);
+  const rounds: Array<{ servingSec: number; readySec: number }> = [];
+  for (let r = 0; r < restarts; r++) {
+    const started = performance.now();
+    const server = await startServer({ dataDir: copy, waitFor: 'listening' });
+    try {
+      const token = await getToken(server, client);
+      const body = JSON.stringify({ page_type: 'home', channel: 'www', user_id: 'u1', device_id: 'd1', lists: [{ list_name: 'recommended_for_you', list_size: 10 }] });
+      for (;;) {
+        const res = await fetch(`${server.url}/api/demo/recommendations/requests`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body });
+        await res.arrayBuffer();
+        if (res.status === 200) break;
+        await sleep(20);
+      }
+      const servingSec = (performance.now() - started) / 1000;
+      while ((await fetch(`${server.url}/ready`).then(async (res) => (await res.arrayBuffer(), res.status))) !== 200) await sleep(20);
+      rounds.push({ servingSec, readySec: (performance.now() - started) / 1000 });
+    } finally {
+      await server.close();
+    }
+  }
+  rmSync(copy, { recursive: true, force: true });
+  console.log(
+    `restart with ${dataset.items} items and ${dataset.events} events stored (${RESTART_DIR}): first recommendation 200 / ready after ` +
+      rounds.map((r) => `${r.servingSec.toFixed(1)} / ${r.readySec.toFixed(1)} s`).join(', ') +
+      ` (target ≤ 10 s; median ${median(rounds.map((r) => r.servingSec)).toFixed(1)} s)`,
+  );
+}
 console.log(`rounds ${ROUNDS} × ${SECONDS} s, ${CONNECTIONS} connections${DELAY_MS > 0 ? ` paced by ${DELAY_MS} ms` : ''}, ${EVENTS_PER_REQUEST} events per request, server ${PIN_SERVER ? 'pinned to core 0' : 'unpinned'}, wrk on core 1`);
 if (process.env.BENCH_JSON === '1') {
   for (const row of rows) console.log(JSON.stringify({ ...row, node: process.version, cpu: cpus()[0]?.model }));
