@@ -102,7 +102,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
       appliedPosition: (environment) => builder?.stats?.positions[environment],
       onBuilt: (environment) => pool?.notify({ kind: 'model', environment }),
     });
-    pool = new RankingPool(config);
+    pool = new RankingPool(config, (err) => log.error({ err }, 'a ranking worker failed; another starts in its place'));
     const ready = pool.ready();
     // Handled by the caller once listening; until then a failed start must not be unhandled.
     ready.catch(() => undefined);

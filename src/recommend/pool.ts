@@ -50,8 +50,13 @@ export class RankingPool {
   readonly #journal: NoticeJournal;
   #ready: Promise<void> | undefined;
   #engineBuilt = false;
+  /** Why a worker failed before every engine was built; ready() rejects with it. */
+  #startError: unknown;
+  #rejectReady: ((err: unknown) => void) | undefined;
+  readonly #onWorkerError: (err: unknown) => void;
 
-  constructor(config: Pick<Config, 'store' | 'environments' | 'recommend'>) {
+  /** `onWorkerError`: a worker that failed after the start (Piscina starts another in its place). */
+  constructor(config: Pick<Config, 'store' | 'environments' | 'recommend'>, onWorkerError: (err: unknown) => void = () => undefined) {
     const workerData: RankWorkerData = { store: config.store, environments: config.environments };
     this.#workers = config.recommend.workers;
     this.#journal = new NoticeJournal(this.#workers);
@@ -65,6 +70,18 @@ export class RankingPool {
       workerData,
     });
     this.#piscina.on('workerDestroy', (worker: { id: number }) => this.#journal.forget(worker.id));
+    this.#onWorkerError = onWorkerError;
+    // A worker failing with no task on it: unheard, Piscina's event ended the process as an
+    // uncaught exception, skipping the graceful stop. At start it means an engine cannot be built
+    // (Piscina starts no other in its place), so the start fails.
+    this.#piscina.on('error', (err: unknown) => {
+      if (this.#engineBuilt) {
+        this.#onWorkerError(err);
+        return;
+      }
+      this.#startError ??= err;
+      this.#rejectReady?.(err);
+    });
     this.#maxBatch = config.recommend.maxBatch;
     this.#maxWaiting = config.recommend.maxQueue;
     this.#deadlineMs = config.recommend.deadlineMs;
@@ -98,8 +115,13 @@ export class RankingPool {
    * construction; requests meanwhile wait for their deadline as usual.
    */
   ready(): Promise<void> {
-    this.#ready ??= Promise.all(Array.from({ length: this.#workers }, () => this.#run({ deadlineAt: Infinity, tasks: [] }))).then(() => {
-      this.#engineBuilt = true;
+    this.#ready ??= new Promise<void>((resolve, reject) => {
+      if (this.#startError !== undefined) reject(this.#startError);
+      this.#rejectReady = reject;
+      Promise.all(Array.from({ length: this.#workers }, () => this.#run({ deadlineAt: Infinity, tasks: [] }))).then(() => {
+        this.#engineBuilt = true;
+        resolve();
+      }, reject);
     });
     return this.#ready;
   }

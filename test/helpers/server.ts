@@ -48,6 +48,8 @@ export interface StartOptions {
    * served. 'listening': as soon as the port opens, while the ranking workers may still load.
    */
   waitFor?: 'listening' | 'ready';
+  /** The install whose bin/affinity-serve runs (a copy of this checkout's build): this checkout by default. */
+  root?: string;
 }
 
 export function tempDir(prefix = 'affinity-test-'): string {
@@ -76,10 +78,10 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   // The launcher runs `node` from PATH: the one running these tests, first.
   if (built) env.PATH = `${dirname(process.execPath)}${delimiter}${env.PATH ?? ''}`;
   const [command, args] = built
-    ? [join(ROOT, 'bin/affinity-serve'), options.nodeArgs ?? []]
+    ? [join(options.root ?? ROOT, 'bin/affinity-serve'), options.nodeArgs ?? []]
     : [process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', join(ROOT, 'src/main.ts')]];
   const proc = spawn(command, args, {
-    cwd: ROOT,
+    cwd: options.root ?? ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
