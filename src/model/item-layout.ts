@@ -197,33 +197,37 @@ export class ItemLayoutState {
       const infoFields = this.#infoFields.get(environment)!;
       const state = this.#store.modelState;
       const stale = [...state.getKeys({ start: itemViewChunkKey(environment, 0), end: itemViewChunkKey(environment, 0xffffffff) })];
-      const count = itemIndexCount(this.#store, environment);
-      let pending: Array<[number, StoredChunk | undefined]> = [];
+      let pending: Array<[number, StoredChunk]> = [];
       const write = () => {
         const batch = pending;
         pending = [];
         state.transactionSync(() => {
-          for (const [c, chunk] of batch) {
-            if (chunk) state.put(itemViewChunkKey(environment, c), chunk);
-            else state.remove(itemViewChunkKey(environment, c));
-          }
+          for (const [c, chunk] of batch) state.put(itemViewChunkKey(environment, c), chunk);
         });
       };
       state.transactionSync(() => {
         for (const key of stale) state.remove(key);
         state.remove(fingerprintKey);
       });
-      for (let first = 0; first < count; first += ITEM_VIEW_CHUNK_ITEMS) {
-        const entries: Array<ItemViewEntry | null> = [];
-        for (let ix = first; ix < first + ITEM_VIEW_CHUNK_ITEMS; ix++) {
-          const id = ix < count ? this.#store.indexItems.get([environment, ix]) : undefined;
-          const stored = id && (this.#store.items.get([environment, id[0], id[1]]) as StoredItem | undefined);
-          entries.push(stored ? itemViewEntry(stored, config, infoFields) : null);
-        }
-        const chunk = encodeChunk(entries);
-        if (chunk) pending.push([first / ITEM_VIEW_CHUNK_ITEMS, chunk]);
+      // Every ix handed out, in order (deleted items keep theirs): a chunk's items come together.
+      let chunk = -1;
+      let entries: Array<ItemViewEntry | null> = [];
+      const endChunk = () => {
+        const stored = chunk >= 0 ? encodeChunk(entries) : undefined;
+        if (stored) pending.push([chunk, stored]);
         if (pending.length >= BACKFILL_CHUNKS) write();
+      };
+      for (const { key, value } of this.#store.indexItems.getRange({ start: [environment, 0], end: [environment, 0xffffffff] })) {
+        const ix = (key as [string, number])[1];
+        if (Math.floor(ix / ITEM_VIEW_CHUNK_ITEMS) !== chunk) {
+          endChunk();
+          chunk = Math.floor(ix / ITEM_VIEW_CHUNK_ITEMS);
+          entries = new Array<ItemViewEntry | null>(ITEM_VIEW_CHUNK_ITEMS).fill(null);
+        }
+        const stored = this.#store.items.get([environment, value[0], value[1]]) as StoredItem | undefined;
+        entries[ix % ITEM_VIEW_CHUNK_ITEMS] = stored ? itemViewEntry(stored, config, infoFields) : null;
       }
+      endChunk();
       write();
       state.putSync(fingerprintKey, fingerprint);
     }
