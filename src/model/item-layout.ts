@@ -34,12 +34,15 @@ import {
   itemViewEntry,
   itemViewFingerprint,
   itemViewFingerprintKey,
+  itemViewProgressKey,
   type ItemViewEntry,
   type StoredChunk,
 } from '../store/item-view.ts';
 
 /** Item view records per write transaction while making them all (makeItemView). */
 const BACKFILL_CHUNKS = 4096;
+/** Items per transaction while moving vectors into chunks (migrateVectors); a multiple of VECTOR_CHUNK_ITEMS. */
+const MIGRATE_ITEMS = 65_536;
 
 interface Layout {
   flags: Uint8Array;
@@ -185,39 +188,48 @@ export class ItemLayoutState {
   /**
    * Makes the item view records of every item (store/item-view.ts) where they were not made with
    * the configuration's fingerprint: a data folder of an earlier version, or filter attributes
-   * or information fields changed. Reads the items in ix order, writes in transactions of
-   * BACKFILL_CHUNKS records, and the fingerprint last: a stop midway leaves it to the next start.
-   * Ranking workers scan the items meanwhile. A no-op (one read) once done.
+   * or information fields changed. Reads the items in ix order and writes BACKFILL_CHUNKS records
+   * per transaction with how far it got, so a stop midway loses at most a batch and the next
+   * start goes on from there; the fingerprint last. Ranking workers scan the items until then.
+   * A no-op (one read) once done.
    */
   makeItemView(): void {
+    const state = this.#store.modelState;
     for (const [environment, config] of Object.entries(this.#environments)) {
       const fingerprint = itemViewFingerprint(config);
       const fingerprintKey = itemViewFingerprintKey(environment);
-      if (this.#store.modelState.get(fingerprintKey) === fingerprint) continue;
+      if (state.get(fingerprintKey) === fingerprint) continue;
+      const progressKey = itemViewProgressKey(environment);
+      const progress = state.get(progressKey) as { fingerprint: string; next: number } | undefined;
+      let next = progress?.fingerprint === fingerprint ? progress.next : 0;
+      if (next === 0) {
+        const stale = [...state.getKeys({ start: itemViewChunkKey(environment, 0), end: itemViewChunkKey(environment, 0xffffffff) })];
+        state.transactionSync(() => {
+          for (const key of stale) state.remove(key);
+          state.remove(fingerprintKey);
+        });
+      }
       const infoFields = this.#infoFields.get(environment)!;
-      const state = this.#store.modelState;
-      const stale = [...state.getKeys({ start: itemViewChunkKey(environment, 0), end: itemViewChunkKey(environment, 0xffffffff) })];
       let pending: Array<[number, StoredChunk]> = [];
       const write = () => {
         const batch = pending;
         pending = [];
         state.transactionSync(() => {
           for (const [c, chunk] of batch) state.put(itemViewChunkKey(environment, c), chunk);
+          state.put(progressKey, { fingerprint, next });
         });
       };
-      state.transactionSync(() => {
-        for (const key of stale) state.remove(key);
-        state.remove(fingerprintKey);
-      });
       // Every ix handed out, in order (deleted items keep theirs): a chunk's items come together.
       let chunk = -1;
       let entries: Array<ItemViewEntry | null> = [];
       const endChunk = () => {
-        const stored = chunk >= 0 ? encodeChunk(entries) : undefined;
+        if (chunk < 0) return;
+        const stored = encodeChunk(entries);
         if (stored) pending.push([chunk, stored]);
+        next = (chunk + 1) * ITEM_VIEW_CHUNK_ITEMS;
         if (pending.length >= BACKFILL_CHUNKS) write();
       };
-      for (const { key, value } of this.#store.indexItems.getRange({ start: [environment, 0], end: [environment, 0xffffffff] })) {
+      for (const { key, value } of this.#store.indexItems.getRange({ start: [environment, next], end: [environment, 0xffffffff] })) {
         const ix = (key as [string, number])[1];
         if (Math.floor(ix / ITEM_VIEW_CHUNK_ITEMS) !== chunk) {
           endChunk();
@@ -228,47 +240,60 @@ export class ItemLayoutState {
         entries[ix % ITEM_VIEW_CHUNK_ITEMS] = stored ? itemViewEntry(stored, config, infoFields) : null;
       }
       endChunk();
-      write();
-      state.putSync(fingerprintKey, fingerprint);
+      state.transactionSync(() => {
+        for (const [c, stored] of pending) state.put(itemViewChunkKey(environment, c), stored);
+        state.remove(progressKey);
+        state.put(fingerprintKey, fingerprint);
+      });
     }
   }
 
   /**
-   * Moves vectors saved one record per item (before the chunks) into chunks, in one transaction.
-   * An item in the catalog without a record gets its vector computed, as a ranking worker would
-   * have; a chunk then covers every item in it. A no-op (one seek) once done.
+   * Moves vectors saved one record per item (before the chunks) into chunks. An item in the
+   * catalog without a record gets its vector computed, as a ranking worker would have; a chunk
+   * then covers every item in it (one that is absent still means "compute it"). By ranges of
+   * MIGRATE_ITEMS ix, one transaction each: a stop midway loses at most a range, and the next
+   * start goes on from the records left. A no-op (one seek) once done.
    */
   migrateVectors(): void {
+    const model = this.#store.model;
     for (const environment of Object.keys(this.#environments)) {
       const range = { start: contentVectorKey(environment, 0), end: contentVectorKey(environment, 0xffffffff) };
-      if (this.#store.model.getKeysCount({ ...range, limit: 1 }) === 0) continue;
+      const first = [...model.getKeys({ ...range, limit: 1 })][0] as [string, string, number] | undefined;
+      if (!first) continue;
+      const last = [...model.getKeys({ start: range.end, end: range.start, limit: 1, reverse: true })][0] as [string, string, number];
       const flags = this.#layout(environment).flags;
-      const chunks = new Map<number, Float32Array>();
-      const chunkOf = (ix: number) => {
-        const c = Math.floor(ix / VECTOR_CHUNK_ITEMS);
-        let chunk = chunks.get(c);
-        if (!chunk) chunks.set(c, (chunk = readVectorChunk(this.#store, environment, c)));
-        return chunk;
-      };
-      const saved = new Set<number>();
-      for (const { key, value } of this.#store.model.getRange(range)) {
-        const ix = (key as [string, string, number])[2];
-        if (value.byteLength !== VECTOR_DIM * 4) continue;
-        new Uint8Array(chunkOf(ix).buffer).set(value, (ix % VECTOR_CHUNK_ITEMS) * VECTOR_DIM * 4);
-        saved.add(ix);
+      const end = Math.max(flags.length, last[2] + 1);
+      for (let from = first[2] - (first[2] % VECTOR_CHUNK_ITEMS); from < end; from += MIGRATE_ITEMS) {
+        const to = Math.min(end, from + MIGRATE_ITEMS);
+        const chunks = new Map<number, Float32Array>();
+        const chunkOf = (ix: number) => {
+          const c = Math.floor(ix / VECTOR_CHUNK_ITEMS);
+          let chunk = chunks.get(c);
+          if (!chunk) chunks.set(c, (chunk = readVectorChunk(this.#store, environment, c)));
+          return chunk;
+        };
+        const legacy: unknown[] = [];
+        const saved = new Set<number>();
+        for (const { key, value } of model.getRange({ start: contentVectorKey(environment, from), end: contentVectorKey(environment, to) })) {
+          legacy.push(key);
+          const ix = (key as [string, string, number])[2];
+          if (value.byteLength !== VECTOR_DIM * 4) continue;
+          new Uint8Array(chunkOf(ix).buffer).set(value, (ix % VECTOR_CHUNK_ITEMS) * VECTOR_DIM * 4);
+          saved.add(ix);
+        }
+        for (let ix = from; ix < Math.min(to, flags.length); ix++) {
+          if (!(flags[ix]! & ITEM_IN_CATALOG) || saved.has(ix)) continue;
+          const id = this.#store.indexItems.get([environment, ix]);
+          const stored = id && (this.#store.items.get([environment, id[0], id[1]]) as StoredItem | undefined);
+          const vector = stored ? contentVector(stored.item) : null;
+          if (vector) chunkOf(ix).set(vector, (ix % VECTOR_CHUNK_ITEMS) * VECTOR_DIM);
+        }
+        this.#store.modelRoot.transactionSync(() => {
+          for (const [c, chunk] of chunks) writeVectorChunk(this.#store, environment, c, chunk);
+          for (const key of legacy) model.remove(key as never);
+        });
       }
-      for (let ix = 0; ix < flags.length; ix++) {
-        if (!(flags[ix]! & ITEM_IN_CATALOG) || saved.has(ix)) continue;
-        const id = this.#store.indexItems.get([environment, ix]);
-        const stored = id && (this.#store.items.get([environment, id[0], id[1]]) as StoredItem | undefined);
-        const vector = stored ? contentVector(stored.item) : null;
-        if (vector) chunkOf(ix).set(vector, (ix % VECTOR_CHUNK_ITEMS) * VECTOR_DIM);
-      }
-      const legacy = [...this.#store.model.getKeys(range)];
-      this.#store.modelRoot.transactionSync(() => {
-        for (const [c, chunk] of chunks) writeVectorChunk(this.#store, environment, c, chunk);
-        for (const key of legacy) this.#store.model.remove(key);
-      });
     }
   }
 }

@@ -11,6 +11,7 @@
  * |------------------------|------------------------------------------------------------------------|
  * | [env, 'iv', chunk]     | { s: strings of the chunk (types, filter keys), e: per ix of the chunk: null, or [id, s-index of type, enabled 0/1, published, ends, s-indices of filter keys, information values] } |
  * | [env, 'ivf']           | The fingerprint the records were made with (itemViewFingerprint); absent: not made yet |
+ * | [env, 'ivp']           | While the builder makes every record: { fingerprint, next ix } (a later start goes on from it) |
  *
  * A fingerprint differing from the configuration's (filter attributes or information fields
  * changed, or this format) means the records do not hold what the view needs: the worker scans
@@ -26,6 +27,8 @@ const FORMAT = 1;
 export const ITEM_VIEW_CHUNK_ITEMS = 16;
 export const itemViewChunkKey = (env: string, chunk: number) => [env, 'iv', chunk];
 export const itemViewFingerprintKey = (env: string) => [env, 'ivf'];
+/** How far the builder got making every record (its fingerprint and the next ix), while it does. */
+export const itemViewProgressKey = (env: string) => [env, 'ivp'];
 
 /** One item as the view holds it. */
 export interface ItemViewEntry {

@@ -1,7 +1,8 @@
 // model/item-layout.ts on real LMDB: content vectors are stored by chunk of VECTOR_CHUNK_ITEMS, a
 // flush rewrites only the chunks of changed items (a deleted item's slot zeroed, a chunk left
 // with no vector removed), and vectors saved one record per item by an earlier version are moved
-// into chunks at the builder's start, computing the missing ones of items in the catalog.
+// into chunks at the builder's start, computing the missing ones of items in the catalog. Both
+// that move and the making of the item view records go on where a stopped start left them.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ENVIRONMENT_DEFAULTS } from '../../../src/config/defaults.ts';
@@ -9,6 +10,7 @@ import { ItemLayoutState } from '../../../src/model/item-layout.ts';
 import { contentVector } from '../../../src/recommend/content-vector.ts';
 import { VECTOR_DIM } from '../../../src/recommend/reference-ranker.ts';
 import { Catalog } from '../../../src/store/catalog.ts';
+import { ITEM_VIEW_CHUNK_ITEMS, itemViewChunkKey, itemViewFingerprint, itemViewFingerprintKey, itemViewProgressKey, type StoredChunk } from '../../../src/store/item-view.ts';
 import { VECTOR_CHUNK_ITEMS, contentVectorChunkKey, contentVectorKey } from '../../../src/store/model.ts';
 import type { Store } from '../../../src/store/open.ts';
 import { withModelStore } from '../../helpers/model-store.ts';
@@ -100,5 +102,60 @@ test('vectors saved one record per item are moved into chunks at start; a missin
     new ItemLayoutState(store, environments).migrateVectors();
     store.resetReadTxns();
     assert.deepEqual([...store.model.getRange({})].map(({ key, value }) => [key, Buffer.from(value).toString('hex')]), before);
+  });
+});
+
+test('moving vectors goes on from the records left by a start that stopped midway: chunks already written are kept', async () => {
+  await withModelStore(async (store) => {
+    const environments = { demo: ENVIRONMENT_DEFAULTS };
+    const catalog = await putItems(store, 2 * N + 2);
+    applyAndFlush(store, new ItemLayoutState(store, environments), catalog, 0);
+    // Chunk 0 moved by the stopped start (with values of its own, to tell them apart); the items
+    // from N on still one record each.
+    const moved = Float32Array.from({ length: N * VECTOR_DIM }, (_, i) => 1 + i / 4096);
+    await store.model.put(contentVectorChunkKey('demo', 0), Buffer.from(moved.buffer));
+    for (const c of chunkKeys(store)) if (c > 0) await store.model.remove(contentVectorChunkKey('demo', c));
+    const legacy = (ix: number) => Array.from(Float32Array.from({ length: VECTOR_DIM }, (_, d) => (ix + 1) / 64 + d / 1024));
+    for (let ix = N; ix < 2 * N + 2; ix++) await store.model.put(contentVectorKey('demo', ix), Buffer.from(Float32Array.from(legacy(ix)).buffer));
+    store.resetReadTxns();
+
+    new ItemLayoutState(store, environments).migrateVectors();
+    store.resetReadTxns();
+    assert.deepEqual(Buffer.from(store.model.get(contentVectorChunkKey('demo', 0))!), Buffer.from(moved.buffer), 'chunk 0 is not redone');
+    for (let ix = N; ix < 2 * N + 2; ix++) assert.deepEqual(slot(store, ix), legacy(ix), `ix ${ix}`);
+    assert.equal(store.model.getKeysCount({ start: contentVectorKey('demo', 0), end: contentVectorKey('demo', 0xffffffff) }), 0);
+  });
+});
+
+test('making the item view records goes on from where a stopped start got, and sets the fingerprint only when done', async () => {
+  await withModelStore(async (store) => {
+    const environments = { demo: ENVIRONMENT_DEFAULTS };
+    await putItems(store, 3 * ITEM_VIEW_CHUNK_ITEMS + 2);
+    store.resetReadTxns();
+    new ItemLayoutState(store, environments).makeItemView();
+    store.resetReadTxns();
+    const whole = [...store.modelState.getRange({ start: itemViewChunkKey('demo', 0), end: itemViewChunkKey('demo', 0xffffffff) })].map(({ key, value }) => [key, value]);
+    assert.equal(whole.length, 4);
+    const fingerprint = store.modelState.get(itemViewFingerprintKey('demo'));
+    assert.equal(fingerprint, itemViewFingerprint(ENVIRONMENT_DEFAULTS));
+
+    // As a start stopped after the first chunk left it: no fingerprint, the progress, chunk 0
+    // (marked, to tell a redo), nothing after.
+    const first = whole[0]![1] as StoredChunk;
+    const entry = [...first.e[0]!] as NonNullable<StoredChunk['e'][number]>;
+    entry[0] = 'written-before-the-stop';
+    const marked: StoredChunk = { s: first.s, e: [entry, ...first.e.slice(1)] };
+    await store.modelState.remove(itemViewFingerprintKey('demo'));
+    await store.modelState.put(itemViewChunkKey('demo', 0), marked);
+    for (let c = 1; c < 4; c++) await store.modelState.remove(itemViewChunkKey('demo', c));
+    await store.modelState.put(itemViewProgressKey('demo'), { fingerprint, next: ITEM_VIEW_CHUNK_ITEMS });
+    store.resetReadTxns();
+
+    new ItemLayoutState(store, environments).makeItemView();
+    store.resetReadTxns();
+    const after = [...store.modelState.getRange({ start: itemViewChunkKey('demo', 0), end: itemViewChunkKey('demo', 0xffffffff) })].map(({ key, value }) => [key, value]);
+    assert.deepEqual(after, [[whole[0]![0], marked], ...whole.slice(1)]);
+    assert.equal(store.modelState.get(itemViewFingerprintKey('demo')), fingerprint);
+    assert.equal(store.modelState.get(itemViewProgressKey('demo')), undefined);
   });
 });
