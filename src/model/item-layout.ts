@@ -2,9 +2,11 @@
  * @module model/item-layout
  * Follows the catalog change feed into dense per-item arrays (flags, type, publication and end
  * times by item index) that the ranking kernel filters on without reading item records, and into
- * each changed item's content vector. Kept in memory per environment, written when dirty at each
- * flush (vectors by chunk of VECTOR_CHUNK_ITEMS, only the chunks of changed items: a whole-array
- * rewrite would cost megabytes per flush).
+ * each changed item's content vector and item view entry (what a ranking worker's catalog view
+ * holds of it: store/item-view.ts). Kept in memory per environment, written when dirty at each
+ * flush (vectors and entries by chunk, only the chunks of changed items: a whole-array rewrite
+ * would cost megabytes per flush). At the builder's start it also makes what an earlier version
+ * did not write (migrateVectors, makeItemView).
  */
 import type { Config } from '../config/types.ts';
 import { unixSecOf, type StoredItem } from '../domain/item.ts';

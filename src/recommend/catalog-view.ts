@@ -22,7 +22,16 @@ import {
   contentVectorKey,
 } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
-import { ITEM_VIEW_CHUNK_ITEMS, infoFieldsOf, informationOf, isStoredChunk, itemViewChunkKey, itemViewFingerprint, itemViewFingerprintKey } from '../store/item-view.ts';
+import {
+  ITEM_VIEW_CHUNK_ITEMS,
+  infoFieldsOf,
+  informationOf,
+  isStoredChunk,
+  isStoredEntry,
+  itemViewChunkKey,
+  itemViewFingerprint,
+  itemViewFingerprintKey,
+} from '../store/item-view.ts';
 import type { ListFilters } from '../config/types.ts';
 import { contentVector } from './content-vector.ts';
 import { ItemKeys } from './item-keys.ts';
@@ -171,7 +180,7 @@ export class CatalogView {
       types.length = 0;
       for (let e = 0; e < value.e.length && e < ITEM_VIEW_CHUNK_ITEMS; e++) {
         const t = value.e[e];
-        if (!t) continue;
+        if (!isStoredEntry(t)) continue;
         const ix = first + e;
         const [id, type, enabled, published, ends, keyRefs, info] = t;
         let typeIx = types[type];
@@ -318,6 +327,7 @@ export class CatalogView {
 
   #set(stored: StoredItem, stateOnly: boolean): void {
     const ix = stored.ix;
+    if (ix >= this.#capacity) this.#grow(ix + 1);
     const item = stored.item;
     const typeIx = this.config.itemTypes.indexOf(item.item_type);
     const published = unixSecOf(item.publication_datetime);

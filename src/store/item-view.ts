@@ -105,7 +105,7 @@ export function decodeChunk(chunk: unknown): Array<ItemViewEntry | null> {
   if (!isStoredChunk(chunk)) return out;
   const s = chunk.s;
   chunk.e.forEach((t, i) => {
-    if (t && i < ITEM_VIEW_CHUNK_ITEMS) {
+    if (isStoredEntry(t) && i < ITEM_VIEW_CHUNK_ITEMS) {
       out[i] = { id: t[0], type: s[t[1]]!, enabled: t[2] === 1, published: t[3], ends: t[4], keys: t[5].map((k) => s[k]!), info: t[6].map((v) => v ?? undefined) };
     }
   });
@@ -116,4 +116,9 @@ export function decodeChunk(chunk: unknown): Array<ItemViewEntry | null> {
 export function isStoredChunk(value: unknown): value is StoredChunk {
   const chunk = value as StoredChunk | undefined;
   return !!chunk && Array.isArray(chunk.s) && Array.isArray(chunk.e);
+}
+
+/** Shape check of one item's tuple in a record (null, or malformed: no item). */
+export function isStoredEntry(t: unknown): t is StoredEntry {
+  return Array.isArray(t) && t.length === 7 && typeof t[0] === 'string' && typeof t[1] === 'number' && typeof t[3] === 'number' && typeof t[4] === 'number' && Array.isArray(t[5]) && Array.isArray(t[6]);
 }

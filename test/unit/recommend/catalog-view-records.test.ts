@@ -173,15 +173,21 @@ test('the view reads the records when they were made for its configuration, and 
   });
 });
 
-test('a malformed record is skipped, not thrown on', async () => {
+test('a malformed record, or item in a record, is skipped, not thrown on', async () => {
   await withModelStore(async (store) => {
     const layout = new ItemLayoutState(store, { demo: CONFIG });
     layout.makeItemView();
     builderFlush(store, layout, await loadCatalog(store), 0);
     await store.modelState.put(itemViewChunkKey('demo', 1), { s: 'not a list' });
+    // In chunk 2, item one a number instead of a tuple and item two a tuple cut short.
+    const chunk2 = store.modelState.get(itemViewChunkKey('demo', 2)) as StoredChunk;
+    await store.modelState.put(itemViewChunkKey('demo', 2), { s: chunk2.s, e: [7, ['cut-short', 0], ...chunk2.e.slice(2)] });
     store.resetReadTxns();
     const view = new CatalogView(store, 'demo', CONFIG, new WasmRanker());
     assert.equal(view.ids[0], 'item-0');
     assert.equal(view.inCatalog(ITEM_VIEW_CHUNK_ITEMS), false);
+    assert.equal(view.inCatalog(2 * ITEM_VIEW_CHUNK_ITEMS), false);
+    assert.equal(view.inCatalog(2 * ITEM_VIEW_CHUNK_ITEMS + 1), false);
+    assert.equal(view.ids[2 * ITEM_VIEW_CHUNK_ITEMS + 2], `item-${2 * ITEM_VIEW_CHUNK_ITEMS + 2}`);
   });
 });
