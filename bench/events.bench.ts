@@ -27,6 +27,7 @@ import { availableParallelism, cpus } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { getToken } from '../test/helpers/auth.ts';
 import { startServer, tempDir } from '../test/helpers/server.ts';
 import { replayThroughBuilder } from './builder-replay.ts';
 import { measureTrainingReads } from './training-read.ts';
@@ -192,6 +193,16 @@ console.log(
     `${replay.cpuUsPerEvent} µs CPU per event (builder thread ${replay.builderUsPerEvent}), unpinned`,
 );
 
+/** Posts `body` as a recommendation request until it is answered 200 (the service has just started). */
+async function untilRecommended(url: string, token: string, body: object): Promise<void> {
+  for (;;) {
+    const res = await fetch(`${url}/api/demo/recommendations/requests`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    await res.arrayBuffer();
+    if (res.status === 200) return;
+    await sleep(20);
+  }
+}
+
 /**
  * Restart on the replay's data: from spawn to the first 200 recommendation answer (more_like_this
  * for a popular item, the builder's co-occurrence rows) and to /health showing the builder at
@@ -201,14 +212,8 @@ async function restartRound(dataDir: string, events: number): Promise<{ servingS
   const started = performance.now();
   const server = await startServer({ dataDir });
   try {
-    const token = await (await import('../test/helpers/auth.ts')).getToken(server);
-    const body = { page_type: 'article_detail', channel: 'www', device_id: 'd1', context_item: 'i0', context_item_type: 'article', lists: [{ list_name: 'more_like_this', list_size: 10 }] };
-    for (;;) {
-      const res = await fetch(`${server.url}/api/demo/recommendations/requests`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-      await res.arrayBuffer();
-      if (res.status === 200) break;
-      await sleep(20);
-    }
+    const token = await getToken(server);
+    await untilRecommended(server.url, token, { page_type: 'article_detail', channel: 'www', device_id: 'd1', context_item: 'i0', context_item_type: 'article', lists: [{ list_name: 'more_like_this', list_size: 10 }] });
     const servingSec = (performance.now() - started) / 1000;
     for (;;) {
       const health = (await (await fetch(`${server.url}/health`)).json()) as Health;
@@ -236,21 +241,13 @@ if (RESTART_DIR) {
   };
   const copy = tempDir('affinity-restart-');
   cpSync(RESTART_DIR, copy, { recursive: true });
-  const { getToken } = await import('../test/helpers/auth.ts');
   const restarts = Number(process.env.BENCH_RESTARTS ?? 3);
   const rounds: Array<{ servingSec: number; readySec: number }> = [];
   for (let r = 0; r < restarts; r++) {
     const started = performance.now();
     const server = await startServer({ dataDir: copy, waitFor: 'listening' });
     try {
-      const token = await getToken(server, client);
-      const body = JSON.stringify({ page_type: 'home', channel: 'www', user_id: 'u1', device_id: 'd1', lists: [{ list_name: 'recommended_for_you', list_size: 10 }] });
-      for (;;) {
-        const res = await fetch(`${server.url}/api/demo/recommendations/requests`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body });
-        await res.arrayBuffer();
-        if (res.status === 200) break;
-        await sleep(20);
-      }
+      await untilRecommended(server.url, await getToken(server, client), { page_type: 'home', channel: 'www', user_id: 'u1', device_id: 'd1', lists: [{ list_name: 'recommended_for_you', list_size: 10 }] });
       const servingSec = (performance.now() - started) / 1000;
       while ((await fetch(`${server.url}/ready`).then(async (res) => (await res.arrayBuffer(), res.status))) !== 200) await sleep(20);
       rounds.push({ servingSec, readySec: (performance.now() - started) / 1000 });

@@ -103,9 +103,6 @@ export async function startService(config: Config, log: Logger): Promise<Running
       onBuilt: (environment) => pool?.notify({ kind: 'model', environment }),
     });
     pool = new RankingPool(config, (err) => log.error({ err }, 'a ranking worker failed; another starts in its place'));
-    const ready = pool.ready();
-    // Handled by the caller once listening; until then a failed start must not be unhandled.
-    ready.catch(() => undefined);
     // Feeds of the configuration file first, so the ingest worker's first tick sees them.
     for (const replaced of await syncConfigFeeds(store, config.environments)) {
       log.warn({ feed: replaced }, 'a feed of the configuration file replaced an operator-added feed with the same id');
@@ -203,7 +200,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
         await store.close();
         monitor!.close();
       })());
-    return { port, ready, stop };
+    return { port, ready: pool.ready(), stop };
   } catch (err) {
     monitor?.close();
     await ingest?.close();

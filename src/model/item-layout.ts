@@ -9,7 +9,7 @@
  * did not write (migrateVectors, makeItemView).
  */
 import type { Config } from '../config/types.ts';
-import { unixSecOf, type StoredItem } from '../domain/item.ts';
+import type { StoredItem } from '../domain/item.ts';
 import type { CatalogChange } from '../store/catalog.ts';
 import { itemIndexCount } from '../store/item-index.ts';
 import { contentVector } from '../recommend/content-vector.ts';
@@ -22,10 +22,12 @@ import {
   bytesOf,
   contentVectorChunkKey,
   contentVectorKey,
+  copyF32,
   copyU32,
   copyU8,
   itemLayoutKey,
 } from '../store/model.ts';
+import type { Key } from 'lmdb';
 import type { Store } from '../store/open.ts';
 import {
   ITEM_VIEW_CHUNK_ITEMS,
@@ -124,13 +126,14 @@ export class ItemLayoutState {
         entries.set(ix, null);
         continue;
       }
-      entries.set(ix, itemViewEntry(stored, env, this.#infoFields.get(change.environment)!));
+      const entry = itemViewEntry(stored, env, this.#infoFields.get(change.environment)!);
+      entries.set(ix, entry);
       if (change.op === 'create' || change.op === 'update') vectors.set(ix, contentVector(stored.item));
-      const typeIx = env.itemTypes.indexOf(stored.item.item_type);
-      layout.flags[ix] = ITEM_IN_CATALOG | (stored.enabled ? ITEM_ENABLED : 0);
+      const typeIx = env.itemTypes.indexOf(entry.type);
+      layout.flags[ix] = ITEM_IN_CATALOG | (entry.enabled ? ITEM_ENABLED : 0);
       layout.type[ix] = typeIx < 0 ? UNKNOWN_TYPE : typeIx;
-      layout.published[ix] = unixSecOf(stored.item.publication_datetime);
-      layout.ends[ix] = unixSecOf(stored.item.end_datetime);
+      layout.published[ix] = entry.published;
+      layout.ends[ix] = entry.ends;
     }
   }
 
@@ -159,31 +162,24 @@ export class ItemLayoutState {
 
   /** Patches the chunks of the changed vectors (read inside the write transaction, so current). */
   #writeVectors(environment: string, vectors: ReadonlyArray<readonly [number, Float32Array | null]>): void {
-    const chunks = new Map<number, Float32Array>();
+    const chunks = new PatchedChunks(VECTOR_CHUNK_ITEMS, (c) => readVectorChunk(this.#store, environment, c));
     for (const [ix, vector] of vectors) {
-      const c = Math.floor(ix / VECTOR_CHUNK_ITEMS);
-      let chunk = chunks.get(c);
-      if (!chunk) chunks.set(c, (chunk = readVectorChunk(this.#store, environment, c)));
       const at = (ix % VECTOR_CHUNK_ITEMS) * VECTOR_DIM;
-      if (vector) chunk.set(vector, at);
-      else chunk.fill(0, at, at + VECTOR_DIM);
+      if (vector) chunks.of(ix).set(vector, at);
+      else chunks.of(ix).fill(0, at, at + VECTOR_DIM);
     }
-    for (const [c, chunk] of chunks) writeVectorChunk(this.#store, environment, c, chunk);
+    for (const [c, chunk] of chunks.read) writeVectorChunk(this.#store, environment, c, chunk);
   }
 
   /** Patches the item view records of the changed items, as #writeVectors does. */
   #writeEntries(environment: string, entries: ReadonlyArray<readonly [number, ItemViewEntry | null]>): void {
-    const chunks = new Map<number, Array<ItemViewEntry | null>>();
-    for (const [ix, entry] of entries) {
-      const c = Math.floor(ix / ITEM_VIEW_CHUNK_ITEMS);
-      let chunk = chunks.get(c);
-      if (!chunk) chunks.set(c, (chunk = decodeChunk(this.#store.modelState.get(itemViewChunkKey(environment, c)))));
-      chunk[ix % ITEM_VIEW_CHUNK_ITEMS] = entry;
-    }
-    for (const [c, chunk] of chunks) {
+    const state = this.#store.modelState;
+    const chunks = new PatchedChunks(ITEM_VIEW_CHUNK_ITEMS, (c) => decodeChunk(state.get(itemViewChunkKey(environment, c))));
+    for (const [ix, entry] of entries) chunks.of(ix)[ix % ITEM_VIEW_CHUNK_ITEMS] = entry;
+    for (const [c, chunk] of chunks.read) {
       const stored = encodeChunk(chunk);
-      if (stored) this.#store.modelState.put(itemViewChunkKey(environment, c), stored);
-      else this.#store.modelState.remove(itemViewChunkKey(environment, c));
+      if (stored) state.put(itemViewChunkKey(environment, c), stored);
+      else state.remove(itemViewChunkKey(environment, c));
     }
   }
 
@@ -268,20 +264,14 @@ export class ItemLayoutState {
       const end = Math.max(flags.length, last[2] + 1);
       for (let from = first[2] - (first[2] % VECTOR_CHUNK_ITEMS); from < end; from += MIGRATE_ITEMS) {
         const to = Math.min(end, from + MIGRATE_ITEMS);
-        const chunks = new Map<number, Float32Array>();
-        const chunkOf = (ix: number) => {
-          const c = Math.floor(ix / VECTOR_CHUNK_ITEMS);
-          let chunk = chunks.get(c);
-          if (!chunk) chunks.set(c, (chunk = readVectorChunk(this.#store, environment, c)));
-          return chunk;
-        };
-        const legacy: unknown[] = [];
+        const chunks = new PatchedChunks(VECTOR_CHUNK_ITEMS, (c) => readVectorChunk(this.#store, environment, c));
+        const legacy: Key[] = [];
         const saved = new Set<number>();
         for (const { key, value } of model.getRange({ start: contentVectorKey(environment, from), end: contentVectorKey(environment, to) })) {
           legacy.push(key);
           const ix = (key as [string, string, number])[2];
           if (value.byteLength !== VECTOR_DIM * 4) continue;
-          new Uint8Array(chunkOf(ix).buffer).set(value, (ix % VECTOR_CHUNK_ITEMS) * VECTOR_DIM * 4);
+          new Uint8Array(chunks.of(ix).buffer).set(value, (ix % VECTOR_CHUNK_ITEMS) * VECTOR_DIM * 4);
           saved.add(ix);
         }
         for (let ix = from; ix < Math.min(to, flags.length); ix++) {
@@ -289,22 +279,40 @@ export class ItemLayoutState {
           const id = this.#store.indexItems.get([environment, ix]);
           const stored = id && (this.#store.items.get([environment, id[0], id[1]]) as StoredItem | undefined);
           const vector = stored ? contentVector(stored.item) : null;
-          if (vector) chunkOf(ix).set(vector, (ix % VECTOR_CHUNK_ITEMS) * VECTOR_DIM);
+          if (vector) chunks.of(ix).set(vector, (ix % VECTOR_CHUNK_ITEMS) * VECTOR_DIM);
         }
         this.#store.modelRoot.transactionSync(() => {
-          for (const [c, chunk] of chunks) writeVectorChunk(this.#store, environment, c, chunk);
-          for (const key of legacy) model.remove(key as never);
+          for (const [c, chunk] of chunks.read) writeVectorChunk(this.#store, environment, c, chunk);
+          for (const key of legacy) model.remove(key);
         });
       }
     }
   }
 }
 
+/** The chunks some ix fall in, each loaded once and then patched in memory (`read`: by chunk number). */
+class PatchedChunks<T> {
+  readonly read = new Map<number, T>();
+  readonly #itemsPerChunk: number;
+  readonly #load: (chunk: number) => T;
+
+  constructor(itemsPerChunk: number, load: (chunk: number) => T) {
+    this.#itemsPerChunk = itemsPerChunk;
+    this.#load = load;
+  }
+
+  of(ix: number): T {
+    const c = Math.floor(ix / this.#itemsPerChunk);
+    let chunk = this.read.get(c);
+    if (chunk === undefined) this.read.set(c, (chunk = this.#load(c)));
+    return chunk;
+  }
+}
+
+/** A stored chunk's vectors (a copy), or zeros for one absent or of another size. */
 function readVectorChunk(store: Store, environment: string, chunk: number): Float32Array {
-  const out = new Float32Array(VECTOR_CHUNK_ITEMS * VECTOR_DIM);
-  const bytes = store.model.get(contentVectorChunkKey(environment, chunk));
-  if (bytes && bytes.byteLength === out.byteLength) new Uint8Array(out.buffer).set(bytes);
-  return out;
+  const stored = copyF32(store.model.get(contentVectorChunkKey(environment, chunk)));
+  return stored.length === VECTOR_CHUNK_ITEMS * VECTOR_DIM ? stored : new Float32Array(VECTOR_CHUNK_ITEMS * VECTOR_DIM);
 }
 
 /** A chunk of zeros (no item in it has a vector) is removed: absent reads as not saved, then computed as none. */

@@ -166,8 +166,6 @@ export class CatalogView {
     const state = this.#store.modelState;
     if (state.get(itemViewFingerprintKey(this.environment)) !== itemViewFingerprint(this.config)) return false;
     const chunks = state.getRange({ start: itemViewChunkKey(this.environment, 0), end: itemViewChunkKey(this.environment, 0xffffffff) });
-    const keys = this.#keys;
-    const order = this.#keyOrder;
     const ids = this.#idScratch;
     // Per chunk, its strings as key ids and type indices: each looked up once, not once per item.
     const keyIds: number[] = [];
@@ -183,23 +181,10 @@ export class CatalogView {
         if (!isStoredEntry(t)) continue;
         const ix = first + e;
         const [id, type, enabled, published, ends, keyRefs, info] = t;
-        let typeIx = types[type];
-        if (typeIx === undefined) {
-          const i = this.config.itemTypes.indexOf(value.s[type]!);
-          types[type] = typeIx = i < 0 ? UNKNOWN_TYPE : i;
-        }
-        this.#setState(ix, id, typeIx, enabled === 1, published, ends);
+        this.#setState(ix, id, (types[type] ??= this.#typeIx(value.s[type]!)), enabled === 1, published, ends);
         for (let f = 0; f < information.length; f++) information[f]![ix] = info[f] ?? undefined;
         ids.length = 0;
-        for (const ref of keyRefs) {
-          let keyId = keyIds[ref];
-          if (keyId === undefined) {
-            const name = value.s[ref]!;
-            keyIds[ref] = keyId = keys.intern(name);
-            if (keyId >= order.length) order.push(keyOrderOf(name));
-          }
-          ids.push(keyId);
-        }
+        for (const ref of keyRefs) ids.push((keyIds[ref] ??= this.#keyId(value.s[ref]!)));
         this.#indexIds(ix);
       }
     }
@@ -329,10 +314,9 @@ export class CatalogView {
     const ix = stored.ix;
     if (ix >= this.#capacity) this.#grow(ix + 1);
     const item = stored.item;
-    const typeIx = this.config.itemTypes.indexOf(item.item_type);
     const published = unixSecOf(item.publication_datetime);
     const wasLatest = this.published[ix] !== published;
-    this.#setState(ix, item.item_id, typeIx < 0 ? UNKNOWN_TYPE : typeIx, stored.enabled, published, unixSecOf(item.end_datetime));
+    this.#setState(ix, item.item_id, this.#typeIx(item.item_type), stored.enabled, published, unixSecOf(item.end_datetime));
     for (const field of this.#infoFields) this.information.get(field)![ix] = informationOf(item, field);
     if (!stateOnly) {
       this.#index(ix, filterKeysOf(item, this.config.filterAttributes));
@@ -346,6 +330,12 @@ export class CatalogView {
     }
     this.#push(ix, stateOnly ? undefined : this.vectors.subarray(ix * VECTOR_DIM, (ix + 1) * VECTOR_DIM));
     if (!this.#building && (wasLatest || !stateOnly)) this.#insertLatest(ix);
+  }
+
+  /** The kernel's type index of an item type (UNKNOWN_TYPE for one not configured). */
+  #typeIx(itemType: string): number {
+    const i = this.config.itemTypes.indexOf(itemType);
+    return i < 0 ? UNKNOWN_TYPE : i;
   }
 
   #setState(ix: number, id: string, typeIx: number, enabled: boolean, published: number, ends: number): void {
@@ -376,13 +366,15 @@ export class CatalogView {
   #index(ix: number, keys: string[]): void {
     const ids = this.#idScratch;
     ids.length = 0;
-    const order = this.#keyOrder;
-    for (const key of keys) {
-      const id = this.#keys.intern(key);
-      if (id >= order.length) order.push(keyOrderOf(key));
-      ids.push(id);
-    }
+    for (const key of keys) ids.push(this.#keyId(key));
     this.#indexIds(ix);
+  }
+
+  /** The id of a filter key, given one (and its order) if it is new. */
+  #keyId(name: string): number {
+    const id = this.#keys.intern(name);
+    if (id >= this.#keyOrder.length) this.#keyOrder.push(keyOrderOf(name));
+    return id;
   }
 
   /** Makes the key ids in #idScratch the filter keys of ix (in its bitsets and postings). */

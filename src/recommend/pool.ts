@@ -48,15 +48,11 @@ export class RankingPool {
   /** Something changed since the last idle sync (a commit was signalled, a notice arrived). */
   #changed = true;
   readonly #journal: NoticeJournal;
-  #ready: Promise<void> | undefined;
+  readonly #ready: Promise<void>;
   #engineBuilt = false;
-  /** Why a worker failed before every engine was built; ready() rejects with it. */
-  #startError: unknown;
-  #rejectReady: ((err: unknown) => void) | undefined;
-  readonly #onWorkerError: (err: unknown) => void;
 
   /** `onWorkerError`: a worker that failed after the start (Piscina starts another in its place). */
-  constructor(config: Pick<Config, 'store' | 'environments' | 'recommend'>, onWorkerError: (err: unknown) => void = () => undefined) {
+  constructor(config: Pick<Config, 'store' | 'environments' | 'recommend'>, onWorkerError: (err: unknown) => void) {
     const workerData: RankWorkerData = { store: config.store, environments: config.environments };
     this.#workers = config.recommend.workers;
     this.#journal = new NoticeJournal(this.#workers);
@@ -70,18 +66,6 @@ export class RankingPool {
       workerData,
     });
     this.#piscina.on('workerDestroy', (worker: { id: number }) => this.#journal.forget(worker.id));
-    this.#onWorkerError = onWorkerError;
-    // A worker failing with no task on it: unheard, Piscina's event ended the process as an
-    // uncaught exception, skipping the graceful stop. At start it means an engine cannot be built
-    // (Piscina starts no other in its place), so the start fails.
-    this.#piscina.on('error', (err: unknown) => {
-      if (this.#engineBuilt) {
-        this.#onWorkerError(err);
-        return;
-      }
-      this.#startError ??= err;
-      this.#rejectReady?.(err);
-    });
     this.#maxBatch = config.recommend.maxBatch;
     this.#maxWaiting = config.recommend.maxQueue;
     this.#deadlineMs = config.recommend.deadlineMs;
@@ -91,6 +75,19 @@ export class RankingPool {
       this.#changed = false;
       for (let w = 0; w < this.#workers; w++) this.#run({ deadlineAt: Infinity, tasks: [] }).catch(() => undefined);
     }, IDLE_SYNC_MS).unref();
+    // An empty batch per worker, answered once its engine exists. A worker failing with no task on
+    // it is Piscina's 'error' event: unheard, it ended the process as an uncaught exception,
+    // skipping the graceful stop. Before the engines are built it means one cannot be (Piscina
+    // starts no other in its place), so the start fails.
+    this.#ready = new Promise<void>((resolve, reject) => {
+      this.#piscina.on('error', (err: unknown) => (this.#engineBuilt ? onWorkerError(err) : reject(err)));
+      Promise.all(Array.from({ length: this.#workers }, () => this.#run({ deadlineAt: Infinity, tasks: [] }))).then(() => {
+        this.#engineBuilt = true;
+        resolve();
+      }, reject);
+    });
+    // The caller handles a failed start once it listens; until then it must not be unhandled.
+    this.#ready.catch(() => undefined);
   }
 
   /**
@@ -110,19 +107,10 @@ export class RankingPool {
   }
 
   /**
-   * Resolves once every worker has built its engine (at 1,000,000 items ~10 s: the catalog scan):
-   * an empty batch per worker, answered once its engine exists. Piscina starts the workers at
-   * construction; requests meanwhile wait for their deadline as usual.
+   * Resolves once every worker has built its engine (at 1,000,000 items ~5 s); rejects if one
+   * cannot be. Requests meanwhile wait for their deadline as usual.
    */
   ready(): Promise<void> {
-    this.#ready ??= new Promise<void>((resolve, reject) => {
-      if (this.#startError !== undefined) reject(this.#startError);
-      this.#rejectReady = reject;
-      Promise.all(Array.from({ length: this.#workers }, () => this.#run({ deadlineAt: Infinity, tasks: [] }))).then(() => {
-        this.#engineBuilt = true;
-        resolve();
-      }, reject);
-    });
     return this.#ready;
   }
 
