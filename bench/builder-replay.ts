@@ -52,7 +52,7 @@ function batchOf(next: () => number, n: number): Array<Record<string, unknown> &
 export async function replayThroughBuilder(
   events: number,
   keepDataDir?: string,
-): Promise<{ loadSec: number; replaySec: number; cpuUsPerEvent: number; builderUsPerEvent: number }> {
+): Promise<{ loadSec: number; replaySec: number; cpuUsPerEvent: number; builderUsPerEvent: number; threads: Record<string, number>; flushes: number; flushMaxMs: number }> {
   const dataDir = keepDataDir ?? tempDir('affinity-replay-');
   const storeConfig = { ...DEFAULT_CONFIG.store, dataDir };
   try {
@@ -89,9 +89,19 @@ export async function replayThroughBuilder(
     }
     const replaySec = (performance.now() - start) / 1000;
     const perEvent = cpuPerRequest(cpuStart, threadTicks(process.pid), events);
+    const flushes = builder.stats?.flush;
     await builder.close();
     const rounded = (us = 0) => Math.round(us * 10) / 10;
-    return { loadSec, replaySec, cpuUsPerEvent: rounded(perEvent.all), builderUsPerEvent: rounded(perEvent['aff-builder']) };
+    const threads = Object.fromEntries(Object.entries(perEvent).map(([name, us]) => [name, rounded(us)]));
+    return {
+      loadSec,
+      replaySec,
+      cpuUsPerEvent: rounded(perEvent.all),
+      builderUsPerEvent: rounded(perEvent['aff-builder']),
+      threads,
+      flushes: flushes?.count ?? 0,
+      flushMaxMs: Math.round(flushes?.maxMs ?? 0),
+    };
   } finally {
     if (!keepDataDir) rmSync(dataDir, { recursive: true, force: true });
   }

@@ -110,8 +110,17 @@ const dataDir = KEPT_DATA_DIR ?? join(tmp, 'data');
 /** In a kept data directory: what prepare() returned, with the data set it loaded. */
 const PREPARED_FILE = join(dataDir, 'bench-prepared.json');
 
+/** A /health summary of how long a periodic commit held its thread (ms). */
+interface CommitSummary {
+  count: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
 interface Health {
-  model_builder: { events_applied: number; positions: Record<string, number> } | null;
+  model_builder: { events_applied: number; positions: Record<string, number>; flush_ms?: CommitSummary } | null;
+  request_counter?: { flush_ms: CommitSummary } | null;
 }
 
 /**
@@ -307,6 +316,8 @@ interface RoundResult {
   /** Affinity only: spawn to ready (the ranking engines built; the port opens before), and the first request. */
   startSec?: number;
   firstRequestMs?: number;
+  /** Affinity only: the periodic commits over the round (/health after it), issue 12's ≤ 1 ms each. */
+  commits?: { requestCounter?: CommitSummary; builder?: CommitSummary };
 }
 
 /**
@@ -425,7 +436,10 @@ async function roundAffinity(prepared: Prepared, contextFile: string, contexts: 
     const measuredRound = await measure(target, token, contextFile, server.logs);
     const memory = residentMemory(target.pid);
     const beside = await besideBackground(target, token, postRun(target, token, contextFile));
-    return { ...measuredRound, ...memory, beside, startSec, firstRequestMs };
+    // Over the whole round: the counter flushed each second of the runs, the builder applied the events beside them.
+    const health = (await (await fetch(`${server.url}/health`)).json()) as Health;
+    const commits = { requestCounter: health.request_counter?.flush_ms, builder: health.model_builder?.flush_ms };
+    return { ...measuredRound, ...memory, beside, startSec, firstRequestMs, commits };
   } finally {
     await server.stop();
     running = undefined;
@@ -555,6 +569,15 @@ function report(prepared: Prepared, contexts: { lines: string[]; distinct: numbe
   }
   console.table(threadRows);
   if (process.env.BENCH_JSON === '1') for (const row of threadRows) console.log(JSON.stringify(row));
+  const commitText = (pick: (r: RoundResult) => CommitSummary | undefined) => {
+    const cs = results.affinity.map(pick).filter((c): c is CommitSummary => c !== undefined);
+    if (cs.length === 0) return 'not reported';
+    return `p50 ${median(cs.map((c) => c.p50))} ms, p99 ${median(cs.map((c) => c.p99))} ms, max ${Math.max(...cs.map((c) => c.max))} ms (${median(cs.map((c) => c.count))} per round)`;
+  };
+  console.log(
+    `periodic commits over a round, time each held its thread (median of rounds; target ≤ 1 ms each): request counter ${commitText((r) => r.commits?.requestCounter)}; ` +
+      `model builder ${commitText((r) => r.commits?.builder)}`,
+  );
   if (rows.some((r) => Number(r['other cpu %']) > DISTURBED_PCT)) {
     console.warn(`recommendations bench: other processes used > ${DISTURBED_PCT}% of core ${SERVER_CORE} during some runs; figures are disturbed`);
   }

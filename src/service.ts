@@ -138,7 +138,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
     });
     const limiter = new AttemptLimiter(config.auth.tokenEndpoint);
     monitor = new ProcessMonitor();
-    registerHealthRoute(server, builder, trainer, { tokenEndpoint: limiter.stats, process: monitor, eventLog });
+    registerHealthRoute(server, builder, trainer, { tokenEndpoint: limiter.stats, process: monitor, eventLog, requestCounterFlush: metrics.requestCounterFlush });
     registerReadyRoute(server, {
       environments: Object.keys(config.environments),
       probeStore: () => void store.meta.get('ready-probe'),
@@ -159,7 +159,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
       metrics,
       protobuf,
     });
-    requests = new RequestCounter(store);
+    requests = new RequestCounter(store, (ms) => metrics.requestCounterFlush.record(ms));
     registerRecommendationRoutes(server, {
       requests,
       pool,

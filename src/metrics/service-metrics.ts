@@ -9,6 +9,7 @@
 import { statSync } from 'node:fs';
 import { EVENT_TYPES } from '../domain/event.ts';
 import { modelDataFile, storeDataFile } from '../store/open.ts';
+import { COMMIT_BUCKETS, MsHistogram } from './ms-histogram.ts';
 import { RequestHistogram, type RequestCounts } from './request-histogram.ts';
 import { AggregatorRegistry, Counter, Gauge, Registry, collectDefaultMetrics, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 
@@ -47,6 +48,13 @@ export class ServiceMetrics {
   /** Events counted since the last scrape, per environment and outcome, by type index. */
   readonly #eventCounts = new Map<string, Record<EventOutcome, Float64Array>>();
   #sources: MetricSources = {};
+  /** How long each request-counter flush holds the main thread (recommend/request-counter.ts). */
+  readonly requestCounterFlush = new MsHistogram(
+    'affinity_request_counter_flush_seconds',
+    "Time one flush of the recommendation request counters holds the main thread (the commit itself runs on LMDB's write thread)",
+    COMMIT_BUCKETS,
+    this.registry,
+  );
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });

@@ -19,7 +19,8 @@ import { Store } from '../store/open.ts';
 import { EnvironmentModel, type SkipCounts } from './environment-model.ts';
 import { ItemIndices } from './item-indices.ts';
 import { ItemLayoutState } from './item-layout.ts';
-import { LagHistogram } from './lag-histogram.ts';
+import type { MsSummary } from '../metrics/ms-histogram.ts';
+import { BuilderHistograms } from './builder-histograms.ts';
 import { nameThread } from '../thread-name.ts';
 
 export interface BuilderWorkerData {
@@ -35,13 +36,11 @@ export interface BuilderWorkerData {
   /** How often applied changes are written (the main part of the acceptance-to-model lag). */
   flushMs: number;
   /**
-   * How often while behind (a step read a full chunk): a flush rewrites every row and history
-   * an event touched, whole, so its cost grows with how often it runs, not with the events; at
-   * a 1M-event replay's steady state flushes were ~half the builder's CPU (issue 12 profile).
-   * Writing less often while behind lets the builder catch up instead of falling further back:
-   * a 1,000,000-event replay took 41.6 s at 2 s and 31.4 s at 8 s (builder 39.3 → 29.6 µs per
-   * event); a flush's cost grows with the state it rewrites, so the gain grows with the log.
-   * Once caught up, flushMs applies again at once.
+   * Longest wait between flushes while behind (a step read a full chunk); the pace below it
+   * follows the flushes' cost (CATCH_UP_FLUSH_SHARE). A flush rewrites every row and history an
+   * event touched, whole, so its cost grows with how often it runs, not with the events: a fixed
+   * 2 s pace made a 1,000,000-event replay take 41.6 s, 8 s 31.4 s (builder 39.3 → 29.6 µs per
+   * event). Once caught up, flushMs applies again at once: the pace that keeps the model fresh.
    */
   catchUpFlushMs: number;
   /**
@@ -66,9 +65,11 @@ export interface BuilderStats {
   /** Events applied and written since start. */
   applied: number;
   /** Acceptance-to-write lag since start. */
-  lag: Awaited<ReturnType<LagHistogram['summary']>>;
-  /** The lag histogram for /metrics (prom-client JSON). */
-  metrics: Awaited<ReturnType<LagHistogram['metrics']>>;
+  lag: MsSummary;
+  /** How long each flush held the builder's thread, since start. */
+  flush: MsSummary;
+  /** The histograms for /metrics (prom-client JSON). */
+  metrics: Awaited<ReturnType<BuilderHistograms['metrics']>>;
   /** Events (partly) skipped since start, by reason. */
   skipped: Record<string, number>;
   /** Last event sequence number written, per environment. */
@@ -101,7 +102,7 @@ for (const [environment, config] of Object.entries(data.environments)) {
 }
 let changesPosition = (store.modelState.get(CHANGES_POSITION_KEY) as number | undefined) ?? 0;
 let changesWritten = changesPosition;
-const lag = new LagHistogram();
+const histograms = new BuilderHistograms();
 const skipped: SkipCounts = new Map();
 /** Acceptance times of events applied but not yet written. */
 const unwritten: number[] = [];
@@ -142,8 +143,23 @@ function ingest(): number {
   return consumed;
 }
 
+/**
+ * While behind, the share of the builder's time its flushes may take: the next flush waits for
+ * the last one's duration divided by this share (at least flushMs, at most catchUpFlushMs). A
+ * flush rewrites every row and history the events since the last touched, so its cost grows with
+ * the state touched, not with the events: a fixed pace either flushed small states needlessly
+ * seldom (lag) or large ones too often (a 1M-event replay spent ~27% of its time flushing).
+ */
+const CATCH_UP_FLUSH_SHARE = 0.1;
+/** How long the last flush took, ms. */
+let lastFlushMs = 0;
+function catchUpFlushDelay(): number {
+  return Math.min(data.catchUpFlushMs, Math.max(data.flushMs, lastFlushMs / CATCH_UP_FLUSH_SHARE));
+}
+
 /** Writes what was applied; the item layout and the change-feed position only `withLayout`. */
 function flush(withLayout: boolean): void {
+  const startedAt = performance.now();
   const changedRows = new Map<string, number[]>();
   const writes = withLayout ? [layout.prepareFlush()] : [];
   const changes = changesPosition;
@@ -180,14 +196,17 @@ function flush(withLayout: boolean): void {
   });
   if (withLayout) changesWritten = changes;
   const now = Date.now();
-  for (const t of unwritten) lag.record(now - t);
+  for (const t of unwritten) histograms.lag.record(now - t);
   unwritten.length = 0;
+  lastFlushMs = performance.now() - startedAt;
+  histograms.flush.record(lastFlushMs);
 }
 
 async function postStats(): Promise<void> {
-  const [summary, metrics] = [await lag.summary(), await lag.metrics()];
-  // Read together after the awaits: a flush becoming readable meanwhile moves both.
-  const stats: BuilderStats = { type: 'stats', applied, lag: summary, metrics, skipped: Object.fromEntries(skipped), positions: { ...written }, newestEventAt: { ...newestWritten } };
+  const metrics = await histograms.metrics();
+  const [lagSummary, flushSummary] = [histograms.lag.summary(), histograms.flush.summary()];
+  // Read together after the await: a flush becoming readable meanwhile moves both.
+  const stats: BuilderStats = { type: 'stats', applied, lag: lagSummary, flush: flushSummary, metrics, skipped: Object.fromEntries(skipped), positions: { ...written }, newestEventAt: { ...newestWritten } };
   parentPort!.postMessage(stats);
 }
 
@@ -253,8 +272,8 @@ while (!stopping) {
   let modelsDueAt = Infinity;
   for (const model of models.values()) modelsDueAt = Math.min(modelsDueAt, model.flushDueAt);
   const pending = pendingEvents || pendingChanges || modelsDueAt !== Infinity;
-  const eventsDueAt = pendingEvents ? lastFlush + (behind ? data.catchUpFlushMs : data.flushMs) : modelsDueAt;
-  const changesDueAt = pendingChanges ? lastLayoutFlush + (behind ? data.catchUpFlushMs : data.layoutFlushMs) : Infinity;
+  const eventsDueAt = pendingEvents ? lastFlush + (behind ? catchUpFlushDelay() : data.flushMs) : modelsDueAt;
+  const changesDueAt = pendingChanges ? lastLayoutFlush + (behind ? Math.max(data.layoutFlushMs, catchUpFlushDelay()) : data.layoutFlushMs) : Infinity;
   if (now >= Math.min(eventsDueAt, changesDueAt)) {
     const withLayout = now >= changesDueAt;
     flush(withLayout);

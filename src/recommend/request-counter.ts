@@ -59,9 +59,15 @@ export class RequestCounter {
   readonly #timer: NodeJS.Timeout;
   #flushing: Promise<void> = Promise.resolve();
   #itemsFlushedAt = Date.now();
+  readonly #onFlushed: (ms: number) => void;
 
-  constructor(store: Store) {
+  /**
+   * `onFlushed`: how long each flush held this thread, ms (taking the counts, and the transaction
+   * callback that adds them to the stored ones; the commit runs on LMDB's write thread).
+   */
+  constructor(store: Store, onFlushed: (ms: number) => void = () => undefined) {
     this.#store = store;
+    this.#onFlushed = onFlushed;
     this.#timer = setInterval(() => void this.flush(), FLUSH_MS).unref();
   }
 
@@ -111,6 +117,7 @@ export class RequestCounter {
    * committed. Items held back keep counting in the same day's ItemCounts.
    */
   flush(all = false): Promise<void> {
+    const startedAt = performance.now();
     const nowMs = Date.now();
     let touched = 0;
     for (const counted of this.#items.values()) touched += counted.touchedCount;
@@ -132,10 +139,12 @@ export class RequestCounter {
       this.#itemsFlushedAt = nowMs;
     }
     const state = this.#store.modelState;
+    const takingMs = performance.now() - startedAt;
     // Chained: a flush never starts before the previous one committed, so no count is added twice over.
     this.#flushing = this.#flushing
       .then(() =>
         this.#store.modelRoot.transaction(() => {
+          const callbackAt = performance.now();
           for (const hour of hours) {
             const counts: Array<[string, number]> = [];
             for (const [key, n] of hour.dimensions) counts.push([`${key}${SEP}requests`, n]);
@@ -152,6 +161,7 @@ export class RequestCounter {
             const [environment = '', day = ''] = id.split(SEP);
             addItemCounts(state, environment, day, taken);
           }
+          this.#onFlushed(takingMs + performance.now() - callbackAt);
         }),
       )
       .then(() => undefined);

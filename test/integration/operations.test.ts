@@ -98,6 +98,35 @@ describe('a server with CORS for one origin and a sampled access log', () => {
     assert.match(text, /^# TYPE nodejs_gc_duration_seconds histogram$/m);
   });
 
+  test("/metrics and /health show how long each periodic commit holds its thread: the builder's flushes and the request counter's", async () => {
+    assert.equal((await postEvents(server, JSON.stringify({ events: [pageVisit('c-1')] }))).status, 200);
+    const asked = await fetch(`${server.url}/api/demo/recommendations/requests`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ page_type: 'home', channel: 'www', device_id: 'd-cost', lists: [{ list_name: 'popular', list_size: 3 }] }),
+    });
+    assert.equal(asked.status, 200, await asked.text());
+    // The counter commits once a second; the builder's histogram comes with its next stats report.
+    const text = await waitFor('both commit histograms', async () => {
+      const t = await (await fetch(`${server.url}/metrics`)).text();
+      const counted = (name: string) => (sample(t, `${name}_count`) ?? 0) >= 1;
+      return counted('affinity_builder_flush_seconds') && counted('affinity_request_counter_flush_seconds') ? t : undefined;
+    });
+    for (const name of ['affinity_builder_flush_seconds', 'affinity_request_counter_flush_seconds']) {
+      const sum = sample(text, `${name}_sum`) ?? 0;
+      assert.ok(sum > 0 && sum < 60, `${name}_sum ${sum}`);
+      assert.equal(sample(text, `${name}_bucket`, { le: '+Inf' }), sample(text, `${name}_count`));
+    }
+    const health = (await (await fetch(`${server.url}/health`)).json()) as {
+      model_builder: { flush_ms: { count: number; p50: number; p99: number; max: number } };
+      request_counter: { flush_ms: { count: number; p50: number; p99: number; max: number } };
+    };
+    for (const [what, cost] of [['builder', health.model_builder.flush_ms], ['request counter', health.request_counter.flush_ms]] as const) {
+      assert.ok(cost.count >= 1, `${what}: ${JSON.stringify(cost)}`);
+      assert.ok(cost.max > 0 && cost.p50 <= cost.p99 && cost.p99 <= cost.max, `${what}: ${JSON.stringify(cost)}`);
+    }
+  });
+
   test('a request id sent in X-Request-Id is echoed; one is generated otherwise; problems carry it', async () => {
     const given = await fetch(`${server.url}/health`, { headers: { 'X-Request-Id': 'trace-42' } });
     assert.equal(given.headers.get('x-request-id'), 'trace-42');

@@ -7,6 +7,7 @@
  * endOf): the log's end, whichever thread appended.
  */
 import type { AttemptStats } from '../../auth/attempt-limiter.ts';
+import type { MsHistogram, MsSummary } from '../../metrics/ms-histogram.ts';
 import type { ModelBuilder } from '../../model/builder.ts';
 import type { ModelTrainer } from '../../model/trainer.ts';
 import type { ProcessMonitor } from '../../process-monitor.ts';
@@ -31,7 +32,11 @@ export interface HealthExtras {
   process?: ProcessMonitor;
   /** For the log's end per environment (the builder's lag in events). */
   eventLog?: EventLog;
+  /** How long each request-counter flush holds the main thread. */
+  requestCounterFlush?: MsHistogram;
 }
+
+const msToWire = (s: MsSummary) => ({ count: s.count, p50: s.p50Ms, p99: s.p99Ms, max: s.maxMs });
 
 export function registerHealthRoute(server: HttpServer, builder: ModelBuilder, trainer?: ModelTrainer, extras: HealthExtras = {}): void {
   const { tokenEndpoint, eventLog } = extras;
@@ -54,6 +59,8 @@ export function registerHealthRoute(server: HttpServer, builder: ModelBuilder, t
         ? {
             events_applied: stats.applied,
             lag_ms: { p50: stats.lag.p50Ms, p99: stats.lag.p99Ms, max: stats.lag.maxMs },
+            // How long a flush holds the builder's thread (issue 12: periodic commits under 1 ms each).
+            flush_ms: msToWire(stats.flush),
             positions: stats.positions,
             skipped: stats.skipped,
             environments: Object.fromEntries(
@@ -75,6 +82,7 @@ export function registerHealthRoute(server: HttpServer, builder: ModelBuilder, t
             ),
           }
         : null,
+      request_counter: extras.requestCounterFlush ? { flush_ms: msToWire(extras.requestCounterFlush.summary()) } : null,
       // Per environment: the last successful trained-model build (time, memory) and failures.
       trained_model: trainer
         ? Object.fromEntries(
