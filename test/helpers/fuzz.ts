@@ -276,8 +276,14 @@ export const fuzzCase = (routeCount: number) =>
     authHeader,
   });
 
-/** One raw HTTP request; resolves with status and body, rejects on a socket error or after the timeout. */
-function send(target: FuzzTarget, agent: http.Agent, method: string, path: string, headers: http.OutgoingHttpHeaders, body: Buffer | undefined): Promise<{ status: number; body: string }> {
+/**
+ * One raw HTTP request; resolves with status and body, rejects on a socket error or after the
+ * timeout. A request written to a kept-alive socket that the server had closed after its last
+ * answer fails with ECONNRESET or EPIPE before the server saw it: that one is sent again, once,
+ * on a new socket (Node's documented pattern for `req.reusedSocket`); CI met it once in 3,000
+ * cases. A fresh socket failing, or a second failure, still fails the case.
+ */
+function send(target: FuzzTarget, agent: http.Agent, method: string, path: string, headers: http.OutgoingHttpHeaders, body: Buffer | undefined, retried = false): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(`${target.url}${path}`, { method, agent, headers, timeout: CASE_TIMEOUT_MS }, (res) => {
       const chunks: Buffer[] = [];
@@ -286,7 +292,11 @@ function send(target: FuzzTarget, agent: http.Agent, method: string, path: strin
       res.on('error', reject);
     });
     req.on('timeout', () => req.destroy(new Error(`no answer within ${CASE_TIMEOUT_MS} ms (hang)`)));
-    req.on('error', reject);
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      const staleSocket = req.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE');
+      if (staleSocket && !retried) send(target, agent, method, path, headers, body, true).then(resolve, reject);
+      else reject(err);
+    });
     req.end(body);
   });
 }
