@@ -22,6 +22,7 @@ import { ItemLayoutState } from './item-layout.ts';
 import type { MsSummary } from '../metrics/ms-histogram.ts';
 import { BuilderHistograms } from './builder-histograms.ts';
 import { nameThread } from '../thread-name.ts';
+import { threadCpuClock } from '../thread-cpu.ts';
 
 export interface BuilderWorkerData {
   store: StoreConfig;
@@ -145,21 +146,25 @@ function ingest(): number {
 
 /**
  * While behind, the share of the builder's time its flushes may take: the next flush waits for
- * the last one's duration divided by this share (at least flushMs, at most catchUpFlushMs). A
+ * the last one's CPU time divided by this share (at least flushMs, at most catchUpFlushMs). A
  * flush rewrites every row and history the events since the last touched, so its cost grows with
  * the state touched, not with the events: a fixed pace either flushed small states needlessly
- * seldom (lag) or large ones too often (a 1M-event replay spent ~27% of its time flushing).
+ * seldom (lag) or large ones too often (a 1M-event replay spent ~27% of its time flushing). CPU
+ * time, not wall time: at its low priority beside serving, a flush's wall time was up to 10 s,
+ * which would have put the next one off to the ceiling.
  */
 const CATCH_UP_FLUSH_SHARE = 0.1;
-/** How long the last flush took, ms. */
-let lastFlushMs = 0;
+const cpuMs = threadCpuClock();
+/** CPU time of the last flush, ms (good to a few ms: thread-cpu.ts). */
+let lastFlushCpuMs = 0;
 function catchUpFlushDelay(): number {
-  return Math.min(data.catchUpFlushMs, Math.max(data.flushMs, lastFlushMs / CATCH_UP_FLUSH_SHARE));
+  return Math.min(data.catchUpFlushMs, Math.max(data.flushMs, lastFlushCpuMs / CATCH_UP_FLUSH_SHARE));
 }
 
 /** Writes what was applied; the item layout and the change-feed position only `withLayout`. */
 function flush(withLayout: boolean): void {
   const startedAt = performance.now();
+  const cpuAtStart = cpuMs();
   const changedRows = new Map<string, number[]>();
   const writes = withLayout ? [layout.prepareFlush()] : [];
   const changes = changesPosition;
@@ -198,8 +203,8 @@ function flush(withLayout: boolean): void {
   const now = Date.now();
   for (const t of unwritten) histograms.lag.record(now - t);
   unwritten.length = 0;
-  lastFlushMs = performance.now() - startedAt;
-  histograms.flush.record(lastFlushMs);
+  histograms.flush.record(performance.now() - startedAt);
+  lastFlushCpuMs = cpuMs() - cpuAtStart;
 }
 
 async function postStats(): Promise<void> {

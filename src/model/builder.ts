@@ -34,8 +34,9 @@ export class ModelBuilder {
       pollMs: 5000,
       chunkSize: 5000,
       flushMs: 100,
-      // The ceiling of the cost-paced catch-up flushes: at 1,000,000 events a flush takes ~2.5 s,
-      // and a 1M-event replay took 23.2 s under an 8 s ceiling, 19.1 s under this one.
+      // The ceiling of the cost-paced catch-up flushes: at 1,000,000 events a flush takes ~3 s, and
+      // ten times that is the pace. A 1M-event replay, alternating with the fixed 8 s pace before:
+      // 23.8 and 29.8 s before, 22.2 and 28.7 s paced (this VM's noise is larger than the gain).
       catchUpFlushMs: 30_000,
       layoutFlushMs: 500,
       statsIntervalMs: 1000,

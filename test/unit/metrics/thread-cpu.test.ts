@@ -1,0 +1,24 @@
+// The calling thread's coarse CPU clock (thread-cpu.ts), which paces the builder's catch-up
+// flushes: it advances with work done on this thread and hardly at all while the thread sleeps,
+// which a wall clock would not tell apart.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { threadCpuClock } from '../../../src/thread-cpu.ts';
+
+test('the thread CPU clock counts work, not sleep', async () => {
+  const cpuMs = threadCpuClock();
+  const beforeWork = cpuMs();
+  const wallStart = performance.now();
+  let x = 0;
+  while (performance.now() - wallStart < 100) x += Math.sqrt(x + 1);
+  const worked = cpuMs() - beforeWork;
+  const wall = performance.now() - wallStart;
+  assert.ok(x > 0);
+  // Good to a few ms (scheduler ticks), and a shared machine may take the core away for part of the loop.
+  assert.ok(worked > 20 && worked <= wall + 10, `worked ${worked} ms of CPU in ${wall} ms`);
+  const beforeSleep = cpuMs();
+  await sleep(200);
+  const slept = cpuMs() - beforeSleep;
+  assert.ok(slept >= 0 && slept < 50, `${slept} ms of CPU while sleeping 200 ms`);
+});
