@@ -150,3 +150,40 @@ test("today's counts stay exact over flushes that reuse its array, and a past da
     assert.equal(readCoverage(store, 'demo', dayOf(now), dayOf(now)).recommended, 3);
   });
 });
+
+test('per-item counts over many chunks are spread over the following flushes, a tenth of them at least each, and add up exactly', async () => {
+  await withStore(async (store) => {
+    const counter = new RequestCounter(store);
+    // 4,000 items (due at once: at most 4,096) in 4,000 different count chunks, one of them twice.
+    const many = Array.from({ length: 4000 }, (_, i) => i * COUNT_CHUNK_ITEMS);
+    counter.recommended('demo', NOW, [...many, many[0]!]);
+    await counter.flush();
+    assert.equal(storedRecords(store, 'repn').length, 400, 'the first flush writes a tenth of the chunks');
+    await counter.flush();
+    assert.equal(storedRecords(store, 'repn').length, 400 + 360, 'the next a tenth of what is left');
+    let flushes = 2;
+    while (storedRecords(store, 'repn').length < many.length && flushes < 100) {
+      await counter.flush();
+      flushes++;
+    }
+    assert.equal(storedRecords(store, 'repn').length, many.length);
+    assert.ok(flushes <= 60, `${flushes} flushes to write 4,000 chunks (at least 32 each)`);
+    await counter.close();
+    await nameItems(store, many);
+    assert.equal(readCoverage(store, 'demo', DAY, DAY).recommended, many.length);
+    const top = readTopItems(store, 'demo', 'recommended', DAY, DAY, 2);
+    assert.deepEqual(top.map((i) => [i.item_id, i.count]), [['a0', 2], [`a${COUNT_CHUNK_ITEMS}`, 1]]);
+  });
+});
+
+test('close writes a backlog of per-item counts whole', async () => {
+  await withStore(async (store) => {
+    const counter = new RequestCounter(store);
+    const many = Array.from({ length: 3000 }, (_, i) => i * COUNT_CHUNK_ITEMS + 1);
+    counter.recommended('demo', NOW, many);
+    await counter.flush();
+    assert.ok(storedRecords(store, 'repn').length < many.length);
+    await counter.close();
+    assert.equal(storedRecords(store, 'repn').length, many.length);
+  });
+});
