@@ -27,6 +27,7 @@ import { availableParallelism, cpus } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { MsSummaryWire as MsSummary } from '../src/http/routes/health.ts';
 import { getToken } from '../test/helpers/auth.ts';
 import { startServer, tempDir } from '../test/helpers/server.ts';
 import { replayThroughBuilder } from './builder-replay.ts';
@@ -45,13 +46,6 @@ const PIN = availableParallelism() >= 2;
 const PIN_SERVER = PIN && process.env.BENCH_UNPINNED !== '1';
 const WRK_DIR = join(import.meta.dirname, 'wrk');
 const DELAY_MS = Number(process.env.BENCH_EVENTS_DELAY_MS ?? 0);
-
-interface MsSummary {
-  count: number;
-  p50: number;
-  p99: number;
-  max: number;
-}
 
 interface Health {
   model_builder: { events_applied: number; lag_ms: { p50: number; p99: number; max: number }; flush_ms: MsSummary; positions: Record<string, number> } | null;

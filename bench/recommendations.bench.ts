@@ -38,6 +38,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, write
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { MsSummaryWire } from '../src/http/routes/health.ts';
 import { DEFAULT_OPTIONS, generateEventBatches, type DatasetOptions } from '../scripts/synthetic/dataset.ts';
 import { fetchToken, loadDataset, tokenSource } from '../scripts/synthetic/load.ts';
 import { getToken } from '../test/helpers/auth.ts';
@@ -111,12 +112,7 @@ const dataDir = KEPT_DATA_DIR ?? join(tmp, 'data');
 const PREPARED_FILE = join(dataDir, 'bench-prepared.json');
 
 /** A /health summary of how long a periodic commit held its thread (ms). */
-interface CommitSummary {
-  count: number;
-  p50: number;
-  p99: number;
-  max: number;
-}
+type CommitSummary = MsSummaryWire;
 
 interface Health {
   model_builder: { events_applied: number; positions: Record<string, number>; flush_ms?: CommitSummary } | null;

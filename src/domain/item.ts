@@ -63,6 +63,16 @@ export function nestingDepth(value: unknown, stopAt = MAX_NESTING_DEPTH + 1): nu
   return deepest;
 }
 
+/** A list's information field of an item, as the recommendation response shows it. */
+export function informationOf(item: Item, field: string): string | undefined {
+  const value = (item as unknown as Record<string, unknown>)[field];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return value.join(', ');
+  return JSON.stringify(value);
+}
+
 /** An item timestamp as unix seconds for the u32 layouts (0 when absent; clamped to 0..2^32-1). */
 export function unixSecOf(iso: string | undefined): number {
   return iso ? Math.max(0, Math.min(0xffffffff, Math.floor(Date.parse(iso) / 1000))) : 0;

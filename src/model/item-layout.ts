@@ -209,12 +209,15 @@ export class ItemLayoutState {
       }
       const infoFields = this.#infoFields.get(environment)!;
       let pending: Array<[number, StoredChunk]> = [];
-      const write = () => {
+      /** Writes the pending records with how far it got, or, `done`, with the fingerprint instead. */
+      const write = (done = false) => {
         const batch = pending;
         pending = [];
         state.transactionSync(() => {
           for (const [c, chunk] of batch) state.put(itemViewChunkKey(environment, c), chunk);
-          state.put(progressKey, { fingerprint, next });
+          if (!done) return void state.put(progressKey, { fingerprint, next });
+          state.remove(progressKey);
+          state.put(fingerprintKey, fingerprint);
         });
       };
       // Every ix handed out, in order (deleted items keep theirs): a chunk's items come together.
@@ -238,11 +241,7 @@ export class ItemLayoutState {
         entries[ix % ITEM_VIEW_CHUNK_ITEMS] = stored ? itemViewEntry(stored, config, infoFields) : null;
       }
       endChunk();
-      state.transactionSync(() => {
-        for (const [c, stored] of pending) state.put(itemViewChunkKey(environment, c), stored);
-        state.remove(progressKey);
-        state.put(fingerprintKey, fingerprint);
-      });
+      write(true);
     }
   }
 

@@ -9,8 +9,8 @@
  * replays the change feed from the builder's position so no copy is older than its item.
  */
 import type { EnvironmentConfig } from '../config/types.ts';
-import { unixSecOf, type StoredItem } from '../domain/item.ts';
-import { CATEGORY_KEY_PREFIX, TAG_KEY_PREFIX, filterClauses, filterItemTypes, filterKeysOf } from '../domain/list-filters.ts';
+import type { StoredItem } from '../domain/item.ts';
+import { CATEGORY_KEY_PREFIX, TAG_KEY_PREFIX, filterClauses, filterItemTypes } from '../domain/list-filters.ts';
 import type { CatalogChange } from '../store/catalog.ts';
 import { itemIndexCount } from '../store/item-index.ts';
 import {
@@ -25,10 +25,10 @@ import type { Store } from '../store/open.ts';
 import {
   ITEM_VIEW_CHUNK_ITEMS,
   infoFieldsOf,
-  informationOf,
   isStoredChunk,
   isStoredEntry,
   itemViewChunkKey,
+  itemViewEntry,
   itemViewFingerprint,
   itemViewFingerprintKey,
 } from '../store/item-view.ts';
@@ -314,12 +314,13 @@ export class CatalogView {
     const ix = stored.ix;
     if (ix >= this.#capacity) this.#grow(ix + 1);
     const item = stored.item;
-    const published = unixSecOf(item.publication_datetime);
-    const wasLatest = this.published[ix] !== published;
-    this.#setState(ix, item.item_id, this.#typeIx(item.item_type), stored.enabled, published, unixSecOf(item.end_datetime));
-    for (const field of this.#infoFields) this.information.get(field)![ix] = informationOf(item, field);
+    // What the builder's records hold of the item, made by the same function (store/item-view.ts).
+    const entry = itemViewEntry(stored, this.config, this.#infoFields);
+    const wasLatest = this.published[ix] !== entry.published;
+    this.#setState(ix, entry.id, this.#typeIx(entry.type), entry.enabled, entry.published, entry.ends);
+    for (let f = 0; f < this.#infoFields.length; f++) this.information.get(this.#infoFields[f]!)![ix] = entry.info[f];
     if (!stateOnly) {
-      this.#index(ix, filterKeysOf(item, this.config.filterAttributes));
+      this.#index(ix, entry.keys);
       // The builder's copy while scanning, already in place (the engine then replays the feed
       // from the builder's position, recomputing what changed since); a fresh one for a live change.
       if (!(this.#building && this.#saved[ix] === 1)) {

@@ -18,7 +18,7 @@
  * the items, and the builder remakes the records at its next start.
  */
 import type { EnvironmentConfig } from '../config/types.ts';
-import { unixSecOf, type Item, type StoredItem } from '../domain/item.ts';
+import { informationOf, unixSecOf, type StoredItem } from '../domain/item.ts';
 import { filterKeysOf } from '../domain/list-filters.ts';
 
 /** Bump when filterKeysOf, informationOf or the record layout change: old records are then remade. */
@@ -56,16 +56,6 @@ export function infoFieldsOf(config: EnvironmentConfig): string[] {
 
 export function itemViewFingerprint(config: EnvironmentConfig): string {
   return JSON.stringify({ format: FORMAT, filterAttributes: config.filterAttributes, infoFields: infoFieldsOf(config) });
-}
-
-/** A list's information field of an item, as the recommendation response shows it. */
-export function informationOf(item: Item, field: string): string | undefined {
-  const value = (item as unknown as Record<string, unknown>)[field];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value === 'string') return value;
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return value.join(', ');
-  return JSON.stringify(value);
 }
 
 export function itemViewEntry(stored: StoredItem, config: EnvironmentConfig, infoFields: readonly string[]): ItemViewEntry {

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { deflateSync, gzipSync } from 'node:zlib';
+import type { MsSummaryWire } from '../../src/http/routes/health.ts';
 import { getToken } from '../helpers/auth.ts';
 import { waitFor } from '../helpers/api.ts';
 import { assertProblem } from '../helpers/problem.ts';
@@ -118,8 +119,8 @@ describe('a server with CORS for one origin and a sampled access log', () => {
       assert.equal(sample(text, `${name}_bucket`, { le: '+Inf' }), sample(text, `${name}_count`));
     }
     const health = (await (await fetch(`${server.url}/health`)).json()) as {
-      model_builder: { flush_ms: { count: number; p50: number; p99: number; max: number } };
-      request_counter: { flush_ms: { count: number; p50: number; p99: number; max: number } };
+      model_builder: { flush_ms: MsSummaryWire };
+      request_counter: { flush_ms: MsSummaryWire };
     };
     for (const [what, cost] of [['builder', health.model_builder.flush_ms], ['request counter', health.request_counter.flush_ms]] as const) {
       assert.ok(cost.count >= 1, `${what}: ${JSON.stringify(cost)}`);

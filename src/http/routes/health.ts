@@ -37,6 +37,8 @@ export interface HealthExtras {
 }
 
 const msToWire = (s: MsSummary) => ({ count: s.count, p50: s.p50Ms, p99: s.p99Ms, max: s.maxMs });
+/** A timing summary as /health shows it (`flush_ms`), for its readers (benchmarks, tests). */
+export type MsSummaryWire = ReturnType<typeof msToWire>;
 
 export function registerHealthRoute(server: HttpServer, builder: ModelBuilder, trainer?: ModelTrainer, extras: HealthExtras = {}): void {
   const { tokenEndpoint, eventLog } = extras;
