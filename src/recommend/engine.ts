@@ -79,6 +79,9 @@ const TUNING = {
   catalog: { popularityWeight: 1, recencyWeight: 0.5 },
 } as const;
 
+/** An empty pool or exclusion list: a typed array allocated per ranking showed in its profile. */
+const NO_IX = new Uint32Array(0);
+
 const EVENT_NAMES = Object.fromEntries(Object.entries(EVENT_TYPE_CODES).map(([name, code]) => [code, name]));
 
 /** Growable typed buffers for one ranking's inputs, reused across rankings. */
@@ -383,7 +386,7 @@ export class Engine {
   #input(env: Environment, task: RankTask, strategy: ListStrategy | 'catalog', user: UserContext, k: number, depth: number): RankInput | null {
     const b = this.#buffers;
     b.reset();
-    let pool: Uint32Array = new Uint32Array(0);
+    let pool: Uint32Array = NO_IX;
     let context: Float32Array | null = null;
     let popularityWeight = 0;
     let recencyWeight = 0;
@@ -475,7 +478,7 @@ export class Engine {
       neighbourIx: b.nbIx.subarray(0, b.t),
       neighbourWeight: b.nbWeight.subarray(0, b.t),
       pool,
-      exclude: new Uint32Array(0),
+      exclude: NO_IX,
       popularityWeight,
       recencyWeight,
       recencyHalfLifeSec: TUNING.recencyHalfLifeSec,

@@ -69,6 +69,9 @@ export class TrainedScores {
   #seedCount = new Uint32Array(0);
   #seedWeight = new Float32Array(0);
   #excludeColumns = new Uint32Array(0);
+  /** forSeeds' answer, valid until its next call. */
+  #userTopIx = new Uint32Array(0);
+  #userTopWeight = new Float32Array(0);
   /** forItem's answer, valid until its next call. */
   #itemTopIx = new Uint32Array(0);
   #itemTopWeight = new Float32Array(0);
@@ -158,7 +161,7 @@ export class TrainedScores {
    * The `max` best-scored items for a user whose history is `seeds` (ix → weight), without
    * `exclude` (the kernel filters disabled and expired ones); weights scaled so the best is 1.
    * Each seed's row counts times seedRowScale (model.trained.shortHistoryItems), n = `seeds`.
-   * Undefined when no model serves or no seed is covered by it.
+   * Undefined when no model serves or no seed is covered by it; in memory reused by the next call.
    */
   forSeeds(seedIx: Uint32Array, seedWeight: Float32Array, seeds: number, exclude: readonly number[], max: number): TopList | undefined {
     if (this.#version === 0) return undefined;
@@ -191,11 +194,14 @@ export class TrainedScores {
       if (column >= 0) columns[excluded++] = column;
     }
     const best = this.#kernel.top(starts, counts, weights, used, columns, excluded, this.#view.capacity, max);
-    if (best.ix.length === 0) return undefined;
-    const ix = best.ix.slice();
-    const weight = best.score.slice();
-    const top = weight[0]!;
-    for (let i = 0; i < weight.length; i++) weight[i]! /= top;
+    const n = best.ix.length;
+    if (n === 0) return undefined;
+    // Reused memory, as forItem's: the engine keeps the list for one request only.
+    const ix = (this.#userTopIx = withRoom(this.#userTopIx, n)).subarray(0, n);
+    const weight = (this.#userTopWeight = withRoom(this.#userTopWeight, n)).subarray(0, n);
+    ix.set(best.ix);
+    const top = best.score[0]!;
+    for (let i = 0; i < n; i++) weight[i] = best.score[i]! / top;
     return { ix, weight };
   }
 
