@@ -82,7 +82,15 @@ const TUNING = {
 /** An empty pool or exclusion list: a typed array allocated per ranking showed in its profile. */
 const NO_IX = new Uint32Array(0);
 
-const EVENT_NAMES = Object.fromEntries(Object.entries(EVENT_TYPE_CODES).map(([name, code]) => [code, name]));
+/**
+ * A stored history entry's seed weight by its event type code (model.eventWeights; 1 for a type
+ * without one): indexed per entry instead of code → name → weight lookups by string.
+ */
+function weightByCode(eventWeights: Readonly<Record<string, number>>): Float64Array {
+  const weights = new Float64Array(Math.max(...Object.values(EVENT_TYPE_CODES)) + 1).fill(1);
+  for (const [name, code] of Object.entries(EVENT_TYPE_CODES)) weights[code] = eventWeights[name] ?? 1;
+  return weights;
+}
 
 /** Growable typed buffers for one ranking's inputs, reused across rankings. */
 class InputBuffers {
@@ -151,6 +159,8 @@ interface Environment {
   rows: NeighbourRows;
   /** A model notice arrived (or none was read yet): the next sync reads the current version. */
   trainedStale: boolean;
+  /** weightByCode of the environment's model.eventWeights. */
+  eventWeight: Float64Array;
 }
 
 /** What one request knows about its user, gathered once for all its lists. */
@@ -198,7 +208,7 @@ export class Engine {
       // A stored row holds up to twice maxNeighbours (model/cooccurrence.ts): its strongest maxNeighbours serve.
       const rowLength = Math.min(ITEM_ROW, config.model.maxNeighbours);
       const rows = new NeighbourRows(store, name, rowLength, MAX_CACHED_ROWS * rowLength);
-      this.#environments.set(name, { view, ranker, signals, trained, everyIx: new Uint32Array(0), rows, trainedStale: true });
+      this.#environments.set(name, { view, ranker, signals, trained, everyIx: new Uint32Array(0), rows, trainedStale: true, eventWeight: weightByCode(config.model.eventWeights) });
     }
     this.sync(Date.now());
     for (const env of this.#environments.values()) env.signals.refresh(Date.now(), true);
@@ -287,7 +297,7 @@ export class Engine {
   }
 
   #userContext(env: Environment, task: RankTask): UserContext {
-    const weights = env.view.config.model.eventWeights;
+    const weights = env.eventWeight;
     const seeds = this.#seeds;
     seeds.reset(env.view.capacity);
     const stored = (key: string[]) => {
@@ -298,7 +308,7 @@ export class Engine {
       for (let i = 0; i + 2 < words; i += 3) {
         const ix = entries[i]!;
         seeds.markConsumed(ix);
-        seeds.add(ix, weights[EVENT_NAMES[entries[i + 1]!]!] ?? 1, entries[i + 2]!);
+        seeds.add(ix, weights[entries[i + 1]!] ?? 1, entries[i + 2]!);
       }
     };
     const environment = env.view.environment;
