@@ -117,6 +117,19 @@ export class TrainedKernel {
   }
 
   /**
+   * Appends a stored `cols` row (store/trained-model.ts: (column u32, weight f32) pairs, the
+   * arena's own layout) with one copy; returns its first entry's index. Columns are not checked:
+   * the caller drops a row holding one past the model (malformed) before serving it.
+   */
+  appendPairs(bytes: Uint8Array, n: number): number {
+    if (this.#arenaUsed + n > this.#arenaCapacity) this.#layout(Math.max(this.#arenaUsed + n, this.#arenaCapacity * 2), this.#scratch);
+    const start = this.#arenaUsed;
+    this.#u8.set(bytes.subarray(0, 8 * n), this.#arenaOff + 8 * start);
+    this.#arenaUsed += n;
+    return start;
+  }
+
+  /**
    * The arena for reading: entry e is (words[first + 2e] column, floats[first + 2e + 1] weight).
    * Valid until the next append or top (either may grow memory).
    */

@@ -18,7 +18,7 @@ import type { TrainedModelConfig } from '../config/types.ts';
 import { withRoom } from '../domain/grown.ts';
 import { NeighbourRowReader } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
-import { readTrainedItems, readTrainedMeta, trainedRowKey } from '../store/trained-model.ts';
+import { hasColumnPairs, legacyTrainedRowKey, PAIR_BYTES, readTrainedItems, readTrainedMeta, trainedRowKey } from '../store/trained-model.ts';
 import type { CatalogView } from './catalog-view.ts';
 import type { TopList } from './signals.ts';
 import { TrainedKernel } from './trained-kernel.ts';
@@ -31,6 +31,8 @@ import { TrainedKernel } from './trained-kernel.ts';
 const WEIGHTS_PER_REQUEST = 32_768;
 /** Weights read per history item at least, however long the history. */
 const MIN_WEIGHTS_PER_SEED = 32;
+/** Entries a row may hold (its length is kept in a Uint16Array); a longer stored row is malformed. */
+const MAX_ROW_ENTRIES = 0xffff;
 /** Rows warm() reads between two looks at the clock (~4 µs each). */
 const WARM_ROWS_PER_CHECK = 16;
 
@@ -81,6 +83,8 @@ export class TrainedScores {
   readonly #reader = new NeighbourRowReader();
   /** The next model column whose row warm() reads. */
   #warmColumn = 0;
+  /** The version's rows are `cols` rows, copied as they are (else `row` rows, mapped from ix). */
+  #columnPairs = false;
 
   constructor(store: Store, view: CatalogView, config: TrainedModelConfig) {
     this.#store = store;
@@ -95,6 +99,7 @@ export class TrainedScores {
     const version = readTrainedMeta(this.#store, this.#view.environment)?.version ?? 0;
     if (version === this.#version) return;
     this.#version = version;
+    this.#columnPairs = version > 0 && hasColumnPairs(this.#store, this.#view.environment, version);
     this.#warmColumn = 0;
     this.#start.fill(-1);
     this.#items = version > 0 ? readTrainedItems(this.#store, this.#view.environment, version) : new Uint32Array(0);
@@ -136,10 +141,28 @@ export class TrainedScores {
     }
     const at = this.#start[ix]!;
     if (at >= 0) return at;
+    return this.#columnPairs ? this.#readPairs(ix) : this.#readLegacy(ix);
+  }
+
+  /** A `cols` row: one copy into the arena, then a pass over its columns (a malformed row reads as empty). */
+  #readPairs(ix: number): number {
+    const bytes = this.#store.model.getBinaryFast(trainedRowKey(this.#view.environment, this.#version, ix));
+    const n = bytes && bytes.length % PAIR_BYTES === 0 && bytes.length / PAIR_BYTES <= MAX_ROW_ENTRIES ? bytes.length / PAIR_BYTES : 0;
+    const start = n > 0 ? this.#kernel.appendPairs(bytes!, n) : 0;
+    const { words, first } = this.#kernel.arena;
+    let valid = true;
+    for (let e = first + 2 * start, end = e + 2 * n; e < end; e += 2) if (words[e]! >= this.#items.length) valid = false;
+    this.#start[ix] = start;
+    this.#length[ix] = valid ? n : 0;
+    return start;
+  }
+
+  /** A `row` row of a version written before the layout key: item ix mapped to model columns. */
+  #readLegacy(ix: number): number {
     // Read from LMDB's reused buffer into reused words (warm() reads a whole version at a switch):
     // stored as [n, ix × n, f32 weight × n] (store/model.ts); a malformed value reads as empty.
     const stored = this.#reader;
-    const n = stored.read(this.#store.model.getBinaryFast(trainedRowKey(this.#view.environment, this.#version, ix)));
+    const n = stored.read(this.#store.model.getBinaryFast(legacyTrainedRowKey(this.#view.environment, this.#version, ix)));
     const columns = (this.#rowColumns = withRoom(this.#rowColumns, n));
     const weights = (this.#rowWeights = withRoom(this.#rowWeights, n));
     // Every entry of a row is a model item; one that is not (a malformed row) is dropped.

@@ -11,11 +11,18 @@
  * |--------------------------------------------|---------------------------------------------------------|
  * | [env, 'tm', 'current'] (modelState)        | TrainedModelMeta (msgpack)                               |
  * | [env, 'tm', version, 'items'] (model)      | u32 × n: the item ix of each model column               |
- * | [env, 'tm', version, 'row', ix] (model)    | neighbours (store/model.ts encoding): the items whose score item `ix` changes and by how much, largest magnitude first (weights may be negative) |
+ * | [env, 'tm', version, 'layout'] (model)     | u32 COLUMN_PAIRS: the version's rows are `cols` rows     |
+ * | [env, 'tm', version, 'cols', ix] (model)   | (model column u32, weight f32) × n: the columns whose score item `ix` changes and by how much, largest magnitude first (weights may be negative) |
+ * | [env, 'tm', version, 'row', ix] (model)    | versions written before the layout key: the same row as neighbours (store/model.ts encoding), item ix instead of columns |
+ *
+ * A `cols` row is laid out as a ranking worker's arena holds it (recommend/trained-kernel.ts), so
+ * reading one is one copy. The `row` layout cost ~5 µs a row in lookups from ix back to columns:
+ * 2.2 s for a 1,000,000-item catalog's 452,869 rows, which every ranking worker reads after each
+ * start and model switch, and requests paid for the rows not read yet (issue 11, catalog scale).
  */
 import type { Store } from './open.ts';
 import type { SparseRows } from '../model/sparse-autoencoder.ts';
-import { bytesOf, copyU32, encodeNeighboursInto, neighboursWords } from './model.ts';
+import { bytesOf, copyU32 } from './model.ts';
 
 export interface TrainedModelMeta {
   /** Increasing per environment; rows of other versions are never read for this one. */
@@ -37,7 +44,14 @@ export interface TrainedModelMeta {
 
 export const trainedCurrentKey = (env: string) => [env, 'tm', 'current'];
 export const trainedItemsKey = (env: string, version: number) => [env, 'tm', version, 'items'];
-export const trainedRowKey = (env: string, version: number, ix: number) => [env, 'tm', version, 'row', ix];
+export const trainedLayoutKey = (env: string, version: number) => [env, 'tm', version, 'layout'];
+export const trainedRowKey = (env: string, version: number, ix: number) => [env, 'tm', version, 'cols', ix];
+/** A row of a version written before the `layout` key (neighbours encoding, item ix). */
+export const legacyTrainedRowKey = (env: string, version: number, ix: number) => [env, 'tm', version, 'row', ix];
+/** The `layout` value of versions whose rows are (column, weight) pairs. */
+export const COLUMN_PAIRS = 2;
+/** Bytes of one (column, weight) pair of a `cols` row. */
+export const PAIR_BYTES = 8;
 
 /** The serving model's description, or undefined when none was built. */
 export function readTrainedMeta(store: Store, env: string): TrainedModelMeta | undefined {
@@ -49,6 +63,11 @@ export function readTrainedItems(store: Store, env: string, version: number): Ui
   return copyU32(store.model.get(trainedItemsKey(env, version)));
 }
 
+/** Whether a version's rows are `cols` rows (else `row` rows, written before the layout key). */
+export function hasColumnPairs(store: Store, env: string, version: number): boolean {
+  return copyU32(store.model.get(trainedLayoutKey(env, version)))[0] === COLUMN_PAIRS;
+}
+
 /** Rows written per transaction: big enough to amortise commits, small enough not to hold the write lock long. */
 const ROWS_PER_TRANSACTION = 2048;
 
@@ -58,20 +77,33 @@ const ROWS_PER_TRANSACTION = 2048;
  */
 export function writeTrainedVersion(store: Store, env: string, version: number, items: Uint32Array, rows: SparseRows): void {
   const n = items.length;
-  store.modelRoot.transactionSync(() => store.model.put(trainedItemsKey(env, version), bytesOf(items)));
-  const ix = new Uint32Array(rows.cols.length);
-  for (let e = 0; e < ix.length; e++) ix[e] = items[rows.cols[e]!]!;
+  store.modelRoot.transactionSync(() => {
+    store.model.put(trainedItemsKey(env, version), bytesOf(items));
+    store.model.put(trainedLayoutKey(env, version), bytesOf(Uint32Array.of(COLUMN_PAIRS)));
+  });
   for (let start = 0; start < n; start += ROWS_PER_TRANSACTION) {
     store.modelRoot.transactionSync(() => {
       for (let c = start; c < Math.min(n, start + ROWS_PER_TRANSACTION); c++) {
         const from = rows.offsets[c]!;
         const length = rows.offsets[c + 1]! - from;
         if (length === 0) continue;
-        store.model.put(trainedRowKey(env, version, items[c]!), encodeNeighboursInto(new Uint32Array(neighboursWords(length)), 0, ix.subarray(from), rows.weights.subarray(from), length));
+        store.model.put(trainedRowKey(env, version, items[c]!), encodeColumnPairs(rows.cols.subarray(from, from + length), rows.weights.subarray(from, from + length)));
       }
     });
   }
 }
+
+/** A `cols` row: (column u32, weight f32) pairs, little-endian as the arena holds them. */
+export function encodeColumnPairs(cols: ArrayLike<number>, weights: ArrayLike<number>): Buffer {
+  const words = new Uint32Array(2 * cols.length);
+  const floats = new Float32Array(words.buffer);
+  for (let k = 0; k < cols.length; k++) {
+    words[2 * k] = cols[k]!;
+    floats[2 * k + 1] = weights[k]!;
+  }
+  return bytesOf(words);
+}
+
 
 /** Points `current` at a written version in one transaction; returns the version it replaced. */
 export function switchTrainedVersion(store: Store, env: string, meta: TrainedModelMeta): number | undefined {
