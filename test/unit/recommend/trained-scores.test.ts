@@ -31,24 +31,33 @@ function writeLegacyVersion(store: Store, env: string, version: number, items: U
   });
 }
 
-const meta = (version: number) => ({ version, items: ITEMS, method: 'dlae', users: 1, interactions: 1, eventsPosition: 1, builtAt: Date.now(), buildMs: 1, memoryBytes: 1 });
-
-test('a new version is read ahead in column order within the time given, then served from memory', async () => {
+/** A store holding ITEMS products p0… in 'demo', and the catalog view a ranking worker builds of it. */
+async function withCatalog(body: (store: Store, view: CatalogView) => Promise<void>): Promise<void> {
   const dir = tempDir();
   const store = new Store({ dataDir: dir, mapSizeBytes: 64 * 1024 ** 2 });
   try {
     const catalog = new Catalog(store);
     for (let i = 0; i < ITEMS; i++) await catalog.put({ environment: 'demo', item_id: `p${i}`, item_type: 'product' });
     await store.root.flushed;
-    const view = new CatalogView(store, 'demo', ENVIRONMENT_DEFAULTS, new WasmRanker());
+    await body(store, new CatalogView(store, 'demo', ENVIRONMENT_DEFAULTS, new WasmRanker()));
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const meta = (version: number) => ({ version, items: ITEMS, method: 'dlae', users: 1, interactions: 1, eventsPosition: 1, builtAt: Date.now(), buildMs: 1, memoryBytes: 1 });
+
+test('a new version is read ahead in column order within the time given, then served from memory', () =>
+  withCatalog(async (store, view) => {
     // Columns in an order unlike ix order (the most consumed first in a real build): column c is
     // item ix items[c], and its row raises the item of the next column by 1 and the one after by 0.5.
     const items = Uint32Array.from({ length: ITEMS }, (_, c) => (c * 37) % ITEMS);
     const offsets = Uint32Array.from({ length: ITEMS + 1 }, (_, c) => 2 * c);
     const cols = Uint32Array.from({ length: 2 * ITEMS }, (_, e) => ((e >> 1) + 1 + (e & 1)) % ITEMS);
     const weights = Float32Array.from({ length: 2 * ITEMS }, (_, e) => (e & 1 ? 0.5 : 1));
-    writeTrainedVersion(store, 'demo', 1, items, { offsets, cols, weights } as Parameters<typeof writeTrainedVersion>[4]);
-    switchTrainedVersion(store, 'demo', { version: 1, items: ITEMS, method: 'dlae', users: 1, interactions: 1, eventsPosition: 1, builtAt: Date.now(), buildMs: 1, memoryBytes: 1 });
+    writeTrainedVersion(store, 'demo', 1, items, { offsets, cols, weights } as Rows);
+    switchTrainedVersion(store, 'demo', meta(1));
     store.resetReadTxns();
 
     const scores = new TrainedScores(store, view, ENVIRONMENT_DEFAULTS.model.trained);
@@ -70,8 +79,8 @@ test('a new version is read ahead in column order within the time given, then se
     assert.deepEqual(neighbours(ITEMS - 2), [], 'nor its neighbour');
 
     // A new version starts over; given time, it reads every row ahead.
-    writeTrainedVersion(store, 'demo', 2, items, { offsets, cols, weights } as Parameters<typeof writeTrainedVersion>[4]);
-    switchTrainedVersion(store, 'demo', { version: 2, items: ITEMS, method: 'dlae', users: 1, interactions: 1, eventsPosition: 1, builtAt: Date.now(), buildMs: 1, memoryBytes: 1 });
+    writeTrainedVersion(store, 'demo', 2, items, { offsets, cols, weights } as Rows);
+    switchTrainedVersion(store, 'demo', meta(2));
     store.resetReadTxns();
     scores.refresh();
     scores.warm(Infinity);
@@ -80,20 +89,10 @@ test('a new version is read ahead in column order within the time given, then se
     });
     store.resetReadTxns();
     for (const c of [0, 100, ITEMS - 1]) assert.deepEqual(neighbours(c), [items[(c + 1) % ITEMS], items[(c + 2) % ITEMS]], `column ${c} served from memory`);
-  } finally {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  }));
 
-test('a version stored in the layout before column pairs is served the same, and a malformed row reads as empty', async () => {
-  const dir = tempDir();
-  const store = new Store({ dataDir: dir, mapSizeBytes: 64 * 1024 ** 2 });
-  try {
-    const catalog = new Catalog(store);
-    for (let i = 0; i < ITEMS; i++) await catalog.put({ environment: 'demo', item_id: `p${i}`, item_type: 'product' });
-    await store.root.flushed;
-    const view = new CatalogView(store, 'demo', ENVIRONMENT_DEFAULTS, new WasmRanker());
+test('a version stored in the layout before column pairs is served the same, and a malformed row reads as empty', () =>
+  withCatalog(async (store, view) => {
     // Three entries a row, negative weights and weights of every magnitude among them.
     const items = Uint32Array.from({ length: ITEMS }, (_, c) => (c * 37) % ITEMS);
     const offsets = Uint32Array.from({ length: ITEMS + 1 }, (_, c) => 3 * c);
@@ -138,8 +137,4 @@ test('a version stored in the layout before column pairs is served the same, and
     assert.equal(scores.forItem(items[0]!, [], 5), undefined, 'a row naming a column past the model reads as empty');
     assert.equal(scores.forItem(items[1]!, [], 5), undefined, 'a row cut mid-pair reads as empty');
     assert.deepEqual(answers(scores).slice(2), legacy.slice(2), 'the other rows still answer');
-  } finally {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  }));
