@@ -27,7 +27,7 @@ import { availableParallelism, cpus } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { MsSummaryWire as MsSummary } from '../src/http/routes/health.ts';
+import type { MsSummaryWire } from '../src/http/routes/health.ts';
 import { getToken } from '../test/helpers/auth.ts';
 import { startServer, tempDir } from '../test/helpers/server.ts';
 import { replayThroughBuilder } from './builder-replay.ts';
@@ -48,7 +48,7 @@ const WRK_DIR = join(import.meta.dirname, 'wrk');
 const DELAY_MS = Number(process.env.BENCH_EVENTS_DELAY_MS ?? 0);
 
 interface Health {
-  model_builder: { events_applied: number; lag_ms: { p50: number; p99: number; max: number }; flush_ms: MsSummary; positions: Record<string, number> } | null;
+  model_builder: { events_applied: number; lag_ms: { p50: number; p99: number; max: number }; flush_ms: MsSummaryWire; positions: Record<string, number> } | null;
 }
 
 function pin(pid: number, core: string): void {
@@ -146,7 +146,7 @@ async function affinityRound(): Promise<AffinityRound> {
  * to cost under 1 ms each. One fresh service; what /health shows once the builder applied it all.
  */
 const STEADY_EVENTS_PER_SEC = 10_000;
-async function steadyRound(): Promise<{ eventsPerSec: number; lag: { p50: number; p99: number; max: number }; flush: MsSummary }> {
+async function steadyRound(): Promise<{ eventsPerSec: number; lag: { p50: number; p99: number; max: number }; flush: MsSummaryWire }> {
   const server = await startServer();
   try {
     pin(server.proc.pid!, '0');
@@ -207,7 +207,7 @@ console.table(rows);
 const threads = THREAD_GROUPS.map((g) => `${g} ${median(affinity.map((r) => r.threadUsPerEvent[g])).toFixed(1)}`).join(', ');
 console.log(`CPU µs per event by thread (median of rounds): ${threads}`);
 const steady = await steadyRound();
-const flushText = (f: MsSummary) => `p50 ${f.p50} ms, p99 ${f.p99} ms, max ${f.max} ms over ${f.count} flushes`;
+const flushText = (f: MsSummaryWire) => `p50 ${f.p50} ms, p99 ${f.p99} ms, max ${f.max} ms over ${f.count} flushes`;
 console.log(
   `steady ${Math.round(steady.eventsPerSec)} events/s (aimed at ${STEADY_EVENTS_PER_SEC}), pinned: builder lag p50 ${steady.lag.p50} ms, p99 ${steady.lag.p99} ms ` +
     `(target ≤ ${LAG_P99_TARGET_MS} ms: ${steady.lag.p99 <= LAG_P99_TARGET_MS ? 'pass' : 'missed'}); builder flushes ${flushText(steady.flush)} ` +

@@ -111,12 +111,9 @@ const dataDir = KEPT_DATA_DIR ?? join(tmp, 'data');
 /** In a kept data directory: what prepare() returned, with the data set it loaded. */
 const PREPARED_FILE = join(dataDir, 'bench-prepared.json');
 
-/** A /health summary of how long a periodic commit held its thread (ms). */
-type CommitSummary = MsSummaryWire;
-
 interface Health {
-  model_builder: { events_applied: number; positions: Record<string, number>; flush_ms?: CommitSummary } | null;
-  request_counter?: { flush_ms: CommitSummary } | null;
+  model_builder: { events_applied: number; positions: Record<string, number>; flush_ms?: MsSummaryWire } | null;
+  request_counter?: { flush_ms: MsSummaryWire } | null;
 }
 
 /**
@@ -313,7 +310,7 @@ interface RoundResult {
   startSec?: number;
   firstRequestMs?: number;
   /** Affinity only: the periodic commits over the round (/health after it), issue 12's ≤ 1 ms each. */
-  commits?: { requestCounter?: CommitSummary; builder?: CommitSummary };
+  commits?: { requestCounter?: MsSummaryWire; builder?: MsSummaryWire };
 }
 
 /**
@@ -565,8 +562,8 @@ function report(prepared: Prepared, contexts: { lines: string[]; distinct: numbe
   }
   console.table(threadRows);
   if (process.env.BENCH_JSON === '1') for (const row of threadRows) console.log(JSON.stringify(row));
-  const commitText = (pick: (r: RoundResult) => CommitSummary | undefined) => {
-    const cs = results.affinity.map(pick).filter((c): c is CommitSummary => c !== undefined);
+  const commitText = (pick: (r: RoundResult) => MsSummaryWire | undefined) => {
+    const cs = results.affinity.map(pick).filter((c): c is MsSummaryWire => c !== undefined);
     if (cs.length === 0) return 'not reported';
     return `p50 ${median(cs.map((c) => c.p50))} ms, p99 ${median(cs.map((c) => c.p99))} ms, max ${Math.max(...cs.map((c) => c.max))} ms (${median(cs.map((c) => c.count))} per round)`;
   };

@@ -148,7 +148,7 @@ export class RequestCounter {
           const [environment = '', day = ''] = id.split(SEP);
           const taken = counted.take();
           this.#backlog.push({ environment, day, taken, at: 0 });
-          this.#backlogChunks += chunkCount(taken.ix, 0);
+          this.#backlogChunks += chunkCount(taken.ix);
         }
         // A past day's counts are taken whole with this flush: its array goes.
         if (!id.endsWith(today)) this.#items.delete(id);
@@ -180,8 +180,7 @@ export class RequestCounter {
           let budget = chunkBudget;
           while (budget > 0 && this.#backlog.length > 0) {
             const entry = this.#backlog[0]!;
-            const to = addItemCounts(state, entry.environment, entry.day, entry.taken, entry.at, budget);
-            const written = chunkCount(entry.taken.ix, entry.at, to);
+            const { to, chunks: written } = addItemCounts(state, entry.environment, entry.day, entry.taken, entry.at, budget);
             budget -= written;
             this.#backlogChunks -= written;
             entry.at = to;
@@ -201,11 +200,11 @@ export class RequestCounter {
   }
 }
 
-/** How many count chunks the ascending `ixs` from position `from` (to `to`) fall in. */
-function chunkCount(ixs: Uint32Array, from: number, to = ixs.length): number {
+/** How many count chunks the ascending `ixs` fall in. */
+function chunkCount(ixs: Uint32Array): number {
   let chunks = 0;
   let last = -1;
-  for (let i = from; i < to; i++) {
+  for (let i = 0; i < ixs.length; i++) {
     const chunk = Math.floor(ixs[i]! / COUNT_CHUNK_ITEMS);
     if (chunk !== last) [chunks, last] = [chunks + 1, chunk];
   }
@@ -215,11 +214,13 @@ function chunkCount(ixs: Uint32Array, from: number, to = ixs.length): number {
 /**
  * Adds a day's item counts from position `from` to its stored chunks, at most `maxChunks` of them,
  * and sets their coverage bits: only the chunks holding a counted ix are read and written, and a
- * coverage chunk only when a bit is new. Returns the position it stopped at.
+ * coverage chunk only when a bit is new. Returns the position it stopped at and the count chunks
+ * it wrote.
  */
-function addItemCounts(state: Store['modelState'], environment: string, day: string, { ix: ixs, counts }: ItemsTaken, from: number, maxChunks: number): number {
+function addItemCounts(state: Store['modelState'], environment: string, day: string, { ix: ixs, counts }: ItemsTaken, from: number, maxChunks: number): { to: number; chunks: number } {
   let end = from;
-  for (let chunks = 0; end < ixs.length && chunks < maxChunks; chunks++) {
+  let chunks = 0;
+  for (; end < ixs.length && chunks < maxChunks; chunks++) {
     const chunk = Math.floor(ixs[end]! / COUNT_CHUNK_ITEMS);
     while (end < ixs.length && Math.floor(ixs[end]! / COUNT_CHUNK_ITEMS) === chunk) end++;
   }
@@ -249,7 +250,7 @@ function addItemCounts(state: Store['modelState'], environment: string, day: str
     }
     if (added) state.put(key, Buffer.from(bits.buffer));
   }
-  return end;
+  return { to: end, chunks };
 }
 
 /** A day's counts since the last flush: the ix counted, ascending, and their counts alongside. */

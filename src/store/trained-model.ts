@@ -49,7 +49,7 @@ export const trainedRowKey = (env: string, version: number, ix: number) => [env,
 /** A row of a version written before the `layout` key (neighbours encoding, item ix). */
 export const legacyTrainedRowKey = (env: string, version: number, ix: number) => [env, 'tm', version, 'row', ix];
 /** The `layout` value of versions whose rows are (column, weight) pairs. */
-export const COLUMN_PAIRS = 2;
+const COLUMN_PAIRS = 2;
 /** Bytes of one (column, weight) pair of a `cols` row. */
 export const PAIR_BYTES = 8;
 
@@ -94,7 +94,7 @@ export function writeTrainedVersion(store: Store, env: string, version: number, 
 }
 
 /** A `cols` row: (column u32, weight f32) pairs, little-endian as the arena holds them. */
-export function encodeColumnPairs(cols: ArrayLike<number>, weights: ArrayLike<number>): Buffer {
+function encodeColumnPairs(cols: ArrayLike<number>, weights: ArrayLike<number>): Buffer {
   const words = new Uint32Array(2 * cols.length);
   const floats = new Float32Array(words.buffer);
   for (let k = 0; k < cols.length; k++) {
