@@ -24,6 +24,12 @@ interface RankRequest {
   lists: ReadonlyArray<{ name: string; size: number; limit: number; filters?: ListFilters; content: ListTask['content'] }>;
 }
 
+/**
+ * What a ranking worker posts once its engine is built (the value: its threadId). The pool waits
+ * for it before it stops a worker: one stopped while it opens LMDB aborts the whole process.
+ */
+export const ENGINE_BUILT = 'affinityEngineBuilt';
+
 /** A rank task on the wire: JSON text of [environment, nowSec, userId, deviceId, context, history, exclude, lists]. */
 export type WireRankTask = string;
 

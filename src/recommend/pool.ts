@@ -10,7 +10,7 @@ import type { Config } from '../config/types.ts';
 import { E } from '../errors.ts';
 import { onStoreChange } from '../store/change-signal.ts';
 import { NoticeJournal, type Notice } from './notices.ts';
-import { unpackReply, type BatchOutcome, type BatchReply, type WireRankTask, type WireTaskOrCheck } from './messages.ts';
+import { ENGINE_BUILT, unpackReply, type BatchOutcome, type BatchReply, type WireRankTask, type WireTaskOrCheck } from './messages.ts';
 import type { CheckOutcome, CheckTask, RankOutcome } from './task.ts';
 import type { RankBatch, RankWorkerData } from './worker.ts';
 
@@ -24,6 +24,9 @@ const RETRY_AFTER_SEC = 1;
  * the batches cost CPU for nothing, five times a second (issue 12, "idle costs nothing").
  */
 const IDLE_SYNC_MS = 200;
+/** How long a stop waits for workers still starting (building their engine: ~5 s at 1,000,000 items) and batches still running. */
+const CLOSE_WAIT_MS = 30_000;
+const CLOSE_POLL_MS = 10;
 
 interface Pending {
   task: WireTaskOrCheck;
@@ -50,6 +53,10 @@ export class RankingPool {
   readonly #journal: NoticeJournal;
   readonly #ready: Promise<void>;
   #engineBuilt = false;
+  /** Batches given to Piscina and not yet answered, idle syncs and the start's included. */
+  #running = 0;
+  /** threadIds of the workers whose engine is built (ENGINE_BUILT). */
+  readonly #built = new Set<number>();
 
   /** `onWorkerError`: a worker that failed after the start (Piscina starts another in its place). */
   constructor(config: Pick<Config, 'store' | 'environments' | 'recommend'>, onWorkerError: (err: unknown) => void) {
@@ -65,7 +72,14 @@ export class RankingPool {
       recordTiming: false,
       workerData,
     });
-    this.#piscina.on('workerDestroy', (worker: { id: number }) => this.#journal.forget(worker.id));
+    this.#piscina.on('workerDestroy', (worker: { id: number }) => {
+      this.#journal.forget(worker.id);
+      this.#built.delete(worker.id);
+    });
+    this.#piscina.on('message', (message: unknown) => {
+      const threadId = (message as Record<string, unknown> | null)?.[ENGINE_BUILT];
+      if (typeof threadId === 'number') this.#built.add(threadId);
+    });
     this.#maxBatch = config.recommend.maxBatch;
     this.#maxWaiting = config.recommend.maxQueue;
     this.#deadlineMs = config.recommend.deadlineMs;
@@ -101,9 +115,14 @@ export class RankingPool {
 
   /** Runs a batch with the notices not every worker has yet; records the worker's position. */
   async #run(batch: Omit<RankBatch, 'notices'>): Promise<BatchOutcome[]> {
-    const reply: BatchReply = await this.#piscina.run({ ...batch, notices: this.#journal.pending() } satisfies RankBatch);
-    this.#journal.acknowledge(reply.threadId, reply.seq);
-    return unpackReply(reply);
+    this.#running++;
+    try {
+      const reply: BatchReply = await this.#piscina.run({ ...batch, notices: this.#journal.pending() } satisfies RankBatch);
+      this.#journal.acknowledge(reply.threadId, reply.seq);
+      return unpackReply(reply);
+    } finally {
+      this.#running--;
+    }
   }
 
   /**
@@ -217,10 +236,24 @@ export class RankingPool {
     if (this.#pending.length > 0 && !this.#scheduled) this.#flush();
   }
 
+  /**
+   * Stops the workers once none is starting and no batch runs. Piscina stops a worker with
+   * worker.terminate(); one stopped inside an lmdb-js call that throws (opening its environment,
+   * as a worker started in place of a failed one does) aborts the whole process (napi_throw on a
+   * terminating thread), and the graceful stop with it. Waiting in Atomics between tasks, a
+   * worker stops cleanly.
+   */
   async close(): Promise<void> {
     clearInterval(this.#idleSync);
     this.#stopListening();
     clearTimeout(this.#expiryTimer);
+    const giveUpAt = Date.now() + CLOSE_WAIT_MS;
+    // Batches still queued in Piscina (no worker to run them: all failed) do not hold the stop.
+    const onWorker = () => this.#running > this.#piscina.queueSize;
+    const starting = () => this.#piscina.threads.some((worker) => !this.#built.has(worker.threadId));
+    while (Date.now() < giveUpAt && (onWorker() || starting())) {
+      await new Promise((resolve) => setTimeout(resolve, CLOSE_POLL_MS));
+    }
     await this.#piscina.destroy();
   }
 }

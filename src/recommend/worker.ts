@@ -5,12 +5,12 @@
  * serve several requests. A request that fails unexpectedly fails alone (its outcome says so);
  * the others of its batch are still answered.
  */
-import { threadId, workerData } from 'node:worker_threads';
+import { parentPort, threadId, workerData } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { Config } from '../config/types.ts';
 import { Store } from '../store/open.ts';
 import { Engine } from './engine.ts';
-import { decodeRankTask, packReply, type BatchOutcome, type BatchReply, type WireTaskOrCheck } from './messages.ts';
+import { decodeRankTask, ENGINE_BUILT, packReply, type BatchOutcome, type BatchReply, type WireTaskOrCheck } from './messages.ts';
 import { NoticeReader, type NoticeHandlers, type NoticeSlice } from './notices.ts';
 import { nameThread } from '../thread-name.ts';
 
@@ -39,6 +39,7 @@ const handlers: NoticeHandlers = {
   model: (notice) => engine.modelChanged(notice),
   lost: () => engine.noticesLost(),
 };
+parentPort!.postMessage({ [ENGINE_BUILT]: threadId });
 
 /** The reply with its packed arrays transferred, not copied (Piscina's transferable protocol). */
 function moved(reply: BatchReply): BatchReply {

@@ -86,7 +86,13 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: string[] = [];
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) =>
+    proc.once('exit', (code, signal) => {
+      // A null code alone says nothing in a failed assertion; the logs it prints then do.
+      if (signal) logs.push(`(the process was ended by ${signal})`);
+      resolve(code);
+    }),
+  );
   createInterface({ input: proc.stderr! }).on('line', (line) => logs.push(line));
 
   let demoClient: TestServer['demoClient'];

@@ -38,7 +38,7 @@ test('a ranking worker that cannot start: failed to start with the cause, a grac
     () => 'refused',
   );
 
-  assert.equal(await exitCodeWithin(server, undefined, 'the failed start'), 1);
+  assert.equal(await exitCodeWithin(server, undefined, 'the failed start'), 1, server.logs.join('\n'));
   const messages = server.logs.flatMap((line) => {
     try {
       return [JSON.parse(line) as { msg?: string; err?: { message?: string } }];
