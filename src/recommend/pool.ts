@@ -24,8 +24,11 @@ const RETRY_AFTER_SEC = 1;
  * the batches cost CPU for nothing, five times a second (issue 12, "idle costs nothing").
  */
 const IDLE_SYNC_MS = 200;
-/** How long a stop waits for workers still starting (building their engine: ~5 s at 1,000,000 items) and batches still running. */
-const CLOSE_WAIT_MS = 30_000;
+/**
+ * How long a stop waits for workers still starting (building their engine: ~5 s at 1,000,000
+ * items) and batches still running; within main.ts's bound on the whole stop (drain + 15 s).
+ */
+const CLOSE_WAIT_MS = 10_000;
 const CLOSE_POLL_MS = 10;
 
 interface Pending {
