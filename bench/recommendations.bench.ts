@@ -76,8 +76,17 @@ const DATASET: DatasetOptions = {
   users: Math.max(2, Math.floor(ITEMS / 2)),
 };
 const ENVIRONMENT = DATASET.environment;
-/** Seconds of the discarded warm-up run, the peak run, pacing calibration and the half-load run. */
+/** Seconds of each discarded warm-up run, the peak run, pacing calibration and the half-load run. */
 const WARMUP_SEC = QUICK ? 1 : 3;
+/**
+ * Warm-up runs repeat until a run's CPU per request is within WARMUP_SETTLED of the run before,
+ * for at most this long. At 1,000,000 items the first ~20 s after a start cost up to twice what
+ * the service costs later (JIT compilation on helper threads, the first touches of the LMDB map):
+ * the peak run measures the service as it keeps running, and the first warm-up run's figure is
+ * reported beside it.
+ */
+const WARMUP_MAX_SEC = QUICK ? 1 : 30;
+const WARMUP_SETTLED = 0.1;
 const PEAK_SEC = QUICK ? 3 : 10;
 const CALIBRATE_SEC = QUICK ? 1 : 2;
 const HALF_SEC = QUICK ? 3 : 10;
@@ -309,6 +318,8 @@ interface RoundResult {
   /** Affinity only: spawn to ready (the ranking engines built; the port opens before), and the first request. */
   startSec?: number;
   firstRequestMs?: number;
+  /** The warm-up: its seconds, and the CPU per request (µs, all threads) of its first and last runs. */
+  warmup: { seconds: number; firstUs: number; lastUs: number };
   /** Affinity only: the periodic commits over the round (/health after it), issue 12's ≤ 1 ms each. */
   commits?: { requestCounter?: MsSummaryWire; builder?: MsSummaryWire };
 }
@@ -345,16 +356,32 @@ function postRun(t: Pick<Target, 'url' | 'pid'>, token: string, contextFile: str
   return { url: t.url, script: 'post-recommendations.lua', args: [token, ENVIRONMENT, String(DATASET.users - 1), contextFile], serverPid: t.pid };
 }
 
+/** Discarded runs (JIT, caches, the LMDB map's pages) until the CPU per request settles (WARMUP_MAX_SEC). */
+async function warmUp(post: Omit<WrkRun, 'seconds'>): Promise<RoundResult['warmup']> {
+  const usPerRequest = async () => (await runner.wrk({ ...post, seconds: WARMUP_SEC, retries: 0, threadCpu: true })).threadCpu?.all ?? NaN;
+  const firstUs = await usPerRequest();
+  let lastUs = firstUs;
+  let seconds = WARMUP_SEC;
+  while (seconds + WARMUP_SEC <= WARMUP_MAX_SEC) {
+    const us = await usPerRequest();
+    seconds += WARMUP_SEC;
+    const settled = Math.abs(us - lastUs) <= WARMUP_SETTLED * lastUs;
+    lastUs = us;
+    if (settled) break;
+  }
+  return { seconds, firstUs, lastUs };
+}
+
 async function measure(t: Pick<Target, 'url' | 'pid'>, token: string, contextFile: string, logs?: string[]): Promise<RoundResult> {
   const post = postRun(t, token, contextFile);
-  await runner.wrk({ ...post, seconds: WARMUP_SEC, retries: 0 }); // JIT and caches; not counted
+  const warmup = await warmUp(post);
   const gcFrom = logs?.length ?? 0;
   const peakRun = await runner.wrk({ ...post, seconds: PEAK_SEC, threadCpu: true });
   const lightRun = await runner.wrk({ ...post, seconds: LIGHT_SEC, connections: LIGHT_CONNECTIONS, threadCpu: true });
   const gc = logs ? gcPauses(logs.slice(gcFrom)) : undefined;
   const peak = measured(peakRun);
   const half = await runner.getAtRate(post, peak.rps / 2);
-  return { peak, peakCpu: peakRun.threadCpu ?? {}, light: measured(lightRun), lightCpu: lightRun.threadCpu ?? {}, half, ...(gc ? { gcPausesMs: gc.serving, idleGcPausesMs: gc.idle } : {}) };
+  return { peak, peakCpu: peakRun.threadCpu ?? {}, light: measured(lightRun), lightCpu: lightRun.threadCpu ?? {}, half, warmup, ...(gc ? { gcPausesMs: gc.serving, idleGcPausesMs: gc.idle } : {}) };
 }
 
 /**
@@ -567,6 +594,13 @@ function report(prepared: Prepared, contexts: { lines: string[]; distinct: numbe
     if (cs.length === 0) return 'not reported';
     return `p50 ${median(cs.map((c) => c.p50))} ms, p99 ${median(cs.map((c) => c.p99))} ms, max ${Math.max(...cs.map((c) => c.max))} ms (${median(cs.map((c) => c.count))} per round)`;
   };
+  for (const variant of ['affinity', 'bare-uws'] as const) {
+    const ws = results[variant].map((r) => r.warmup);
+    console.log(
+      `${variant} warm-up before the peak run (median of rounds): ${median(ws.map((w) => w.seconds))} s; CPU per request in its first ${WARMUP_SEC} s ` +
+        `${round1(median(ws.map((w) => w.firstUs)))} µs, in its last ${round1(median(ws.map((w) => w.lastUs)))} µs`,
+    );
+  }
   console.log(
     `periodic commits over a round, time each held its thread (median of rounds; target ≤ 1 ms each): request counter ${commitText((r) => r.commits?.requestCounter)}; ` +
       `model builder ${commitText((r) => r.commits?.builder)}`,
