@@ -151,28 +151,35 @@ test("today's counts stay exact over flushes that reuse its array, and a past da
   });
 });
 
-test('per-item counts over many chunks are spread over the following flushes, a tenth of them at least each, and add up exactly', async () => {
+test('per-item counts over many chunks are written 32 chunks a flush, new ones taken only once the backlog is written, and add up exactly', async (t) => {
+  // The counter's own flush every second would interleave with the test's: this test flushes.
+  t.mock.timers.enable({ apis: ['setInterval'] });
   await withStore(async (store) => {
     const counter = new RequestCounter(store);
     // 4,000 items (due at once: at most 4,096) in 4,000 different count chunks, one of them twice.
     const many = Array.from({ length: 4000 }, (_, i) => i * COUNT_CHUNK_ITEMS);
     counter.recommended('demo', NOW, [...many, many[0]!]);
     await counter.flush();
-    assert.equal(storedRecords(store, 'repn').length, 400, 'the first flush writes a tenth of the chunks');
+    assert.equal(storedRecords(store, 'repn').length, 32, 'the first flush writes 32 chunks');
+    // Counted while the backlog is written: held in the day's array, not taken yet.
+    const later = COUNT_CHUNK_ITEMS * 4000;
+    counter.recommended('demo', NOW, [later, many[1]!]);
     await counter.flush();
-    assert.equal(storedRecords(store, 'repn').length, 400 + 360, 'the next a tenth of what is left');
+    assert.equal(storedRecords(store, 'repn').length, 64, 'the next 32 more, nothing of the new counts');
     let flushes = 2;
-    while (storedRecords(store, 'repn').length < many.length && flushes < 100) {
+    while (storedRecords(store, 'repn').length < many.length && flushes < 200) {
       await counter.flush();
       flushes++;
     }
     assert.equal(storedRecords(store, 'repn').length, many.length);
-    assert.ok(flushes <= 60, `${flushes} flushes to write 4,000 chunks (at least 32 each)`);
+    assert.equal(flushes, Math.ceil(many.length / 32), 'every flush wrote 32 chunks until the backlog was written');
+    await counter.flush();
+    assert.equal(storedRecords(store, 'repn').length, many.length + 1, 'then the counts held back are taken: one new chunk');
     await counter.close();
-    await nameItems(store, many);
-    assert.equal(readCoverage(store, 'demo', DAY, DAY).recommended, many.length);
-    const top = readTopItems(store, 'demo', 'recommended', DAY, DAY, 2);
-    assert.deepEqual(top.map((i) => [i.item_id, i.count]), [['a0', 2], [`a${COUNT_CHUNK_ITEMS}`, 1]]);
+    await nameItems(store, [...many, later]);
+    assert.equal(readCoverage(store, 'demo', DAY, DAY).recommended, many.length + 1);
+    const top = readTopItems(store, 'demo', 'recommended', DAY, DAY, 3);
+    assert.deepEqual(top.map((i) => [i.item_id, i.count]), [['a0', 2], [`a${COUNT_CHUNK_ITEMS}`, 2], [`a${2 * COUNT_CHUNK_ITEMS}`, 1]]);
   });
 });
 
