@@ -73,8 +73,6 @@ export class RequestCounter {
   #itemsFlushedAt = Date.now();
   /** Per-item counts taken but not written yet, oldest first; `at` is the next ix position to write. */
   #backlog: Array<{ environment: string; day: string; taken: ItemsTaken; at: number }> = [];
-  /** Count chunks in the backlog (chunks started at `at` or later). */
-  #backlogChunks = 0;
   readonly #onFlushed: (ms: number) => void;
 
   /**
@@ -151,7 +149,6 @@ export class RequestCounter {
           const [environment = '', day = ''] = id.split(SEP);
           const taken = counted.take();
           this.#backlog.push({ environment, day, taken, at: 0 });
-          this.#backlogChunks += chunkCount(taken.ix);
         }
         // A past day's counts are taken whole with this flush: its array goes.
         if (!id.endsWith(today)) this.#items.delete(id);
@@ -185,7 +182,6 @@ export class RequestCounter {
             const entry = this.#backlog[0]!;
             const { to, chunks: written } = addItemCounts(state, entry.environment, entry.day, entry.taken, entry.at, budget);
             budget -= written;
-            this.#backlogChunks -= written;
             entry.at = to;
             if (to >= entry.taken.ix.length) this.#backlog.shift();
           }
@@ -201,17 +197,6 @@ export class RequestCounter {
     clearInterval(this.#timer);
     await this.flush(true);
   }
-}
-
-/** How many count chunks the ascending `ixs` fall in. */
-function chunkCount(ixs: Uint32Array): number {
-  let chunks = 0;
-  let last = -1;
-  for (let i = 0; i < ixs.length; i++) {
-    const chunk = Math.floor(ixs[i]! / COUNT_CHUNK_ITEMS);
-    if (chunk !== last) [chunks, last] = [chunks + 1, chunk];
-  }
-  return chunks;
 }
 
 /**

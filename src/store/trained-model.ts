@@ -104,7 +104,6 @@ function encodeColumnPairs(cols: ArrayLike<number>, weights: ArrayLike<number>):
   return bytesOf(words);
 }
 
-
 /** Points `current` at a written version in one transaction; returns the version it replaced. */
 export function switchTrainedVersion(store: Store, env: string, meta: TrainedModelMeta): number | undefined {
   return store.modelRoot.transactionSync(() => {
