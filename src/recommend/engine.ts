@@ -434,7 +434,7 @@ export class Engine {
           const age = Math.max(0, ageFrom - time);
           b.addSeed(weight, time === 0 ? 0 : task.nowSec - (age - (age % SEED_AGE_STEP_SEC)));
           const row = env.rows.row(ix);
-          b.addEntries(env.rows.ix, env.rows.weight, row, Math.min(PERSONAL_ROW, env.rows.lengthOf(ix)));
+          b.addEntries(env.rows.ixOf(row), env.rows.weightOf(row), env.rows.offsetOf(row), Math.min(PERSONAL_ROW, env.rows.lengthOf(ix)));
           if (ix < env.view.capacity) for (let d = 0; d < VECTOR_DIM; d++) context[d]! += weight * vectors[ix * VECTOR_DIM + d]!;
         }
         normalise(context);
@@ -451,7 +451,7 @@ export class Engine {
         if (ix === undefined || ix >= env.view.capacity) return null;
         b.addSeed(1, 0);
         const row = env.rows.row(ix);
-        b.addEntries(env.rows.ix, env.rows.weight, row, env.rows.lengthOf(ix));
+        b.addEntries(env.rows.ixOf(row), env.rows.weightOf(row), env.rows.offsetOf(row), env.rows.lengthOf(ix));
         const trained = env.trained.forItem(ix, user.exclude, TRAINED_CANDIDATES);
         if (trained) {
           b.addSeed(env.view.config.model.trained.weight, 0);
