@@ -159,7 +159,8 @@ export async function startService(config: Config, log: Logger): Promise<Running
       metrics,
       protobuf,
     });
-    requests = new RequestCounter(store, (ms) => metrics.requestCounterFlush.record(ms));
+    const counted = builder;
+    requests = new RequestCounter((counts) => counted.postRequestCounts(counts), (ms) => metrics.requestCounterFlush.record(ms));
     registerRecommendationRoutes(server, {
       requests,
       pool,
@@ -194,7 +195,8 @@ export async function startService(config: Config, log: Logger): Promise<Running
         // Before the store closes: the current import commits its batch, polls in flight are cancelled.
         await ingest!.close();
         await pool!.close();
-        await requests!.close();
+        // Posted before the builder's stop: its last write has them.
+        requests!.close();
         await trainer!.close();
         await builder!.close();
         await store.close();
@@ -205,7 +207,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
     monitor?.close();
     await ingest?.close();
     await pool?.close();
-    await requests?.close();
+    requests?.close();
     await trainer?.close();
     await builder?.close();
     await store.close();

@@ -21,6 +21,7 @@ import { ItemIndices } from './item-indices.ts';
 import { ItemLayoutState } from './item-layout.ts';
 import type { MsSummary } from '../metrics/ms-histogram.ts';
 import { BuilderHistograms } from './builder-histograms.ts';
+import { type RequestCounts, RequestCountsWriter } from './request-counts.ts';
 import { nameThread } from '../thread-name.ts';
 import { threadCpuClock } from '../thread-cpu.ts';
 
@@ -104,6 +105,8 @@ for (const [environment, config] of Object.entries(data.environments)) {
 let changesPosition = (store.modelState.get(CHANGES_POSITION_KEY) as number | undefined) ?? 0;
 let changesWritten = changesPosition;
 const histograms = new BuilderHistograms();
+/** The recommendation requests' report counters the main thread posts, written with the next flush. */
+const requestCounts = new RequestCountsWriter();
 const skipped: SkipCounts = new Map();
 /** Acceptance times of events applied but not yet written. */
 const unwritten: number[] = [];
@@ -167,6 +170,7 @@ function flush(withLayout: boolean): void {
   const cpuAtStart = cpuMs();
   const changedRows = new Map<string, number[]>();
   const writes = withLayout ? [layout.prepareFlush()] : [];
+  writes.push(requestCounts.prepareFlush(store));
   const changes = changesPosition;
   for (const [environment, model] of models) {
     const changed: number[] = [];
@@ -233,9 +237,10 @@ function wake(): void {
 }
 const stopListening = onStoreChange(wake);
 // 'stop' ends the loop at once, not when the idle wait would have.
-parentPort!.on('message', (message: unknown) => {
+parentPort!.on('message', (message: 'stop' | RequestCounts) => {
   if (message === 'stop') stopping = true;
-  wakeUp?.();
+  else requestCounts.add(message);
+  wake();
 });
 function idle(ms: number): Promise<void> {
   if (signalled || stopping) return Promise.resolve();
@@ -276,10 +281,13 @@ while (!stopping) {
   // pending events: the flush that is due anyway.
   let modelsDueAt = Infinity;
   for (const model of models.values()) modelsDueAt = Math.min(modelsDueAt, model.flushDueAt);
-  const pending = pendingEvents || pendingChanges || modelsDueAt !== Infinity;
+  const pending = pendingEvents || pendingChanges || modelsDueAt !== Infinity || requestCounts.pending;
   const eventsDueAt = pendingEvents ? lastFlush + (behind ? catchUpFlushDelay() : data.flushMs) : modelsDueAt;
   const changesDueAt = pendingChanges ? lastLayoutFlush + (behind ? Math.max(data.layoutFlushMs, catchUpFlushDelay()) : data.layoutFlushMs) : Infinity;
-  if (now >= Math.min(eventsDueAt, changesDueAt)) {
+  // Request counts ride on the flushes' pace: while behind, a flush of its own would rewrite every row the events touched.
+  const countsDueAt = requestCounts.pending ? lastFlush + (behind ? catchUpFlushDelay() : data.flushMs) : Infinity;
+  const dueAt = Math.min(eventsDueAt, changesDueAt, countsDueAt);
+  if (now >= dueAt) {
     const withLayout = now >= changesDueAt;
     flush(withLayout);
     lastFlush = Date.now();
@@ -297,7 +305,7 @@ while (!stopping) {
     continue;
   }
   // Caught up: sleep until a commit signals, the pending flush is due, or stats are.
-  const untilFlush = pending ? Math.max(0, Math.min(eventsDueAt, changesDueAt) - now) : Infinity;
+  const untilFlush = pending ? Math.max(0, dueAt - now) : Infinity;
   const untilStats = applied !== postedApplied || changesWritten !== postedChanges ? Math.max(0, lastStats + data.statsIntervalMs - now) : Infinity;
   await idle(Math.min(untilFlush, untilStats, data.pollMs));
 }

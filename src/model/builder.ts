@@ -7,6 +7,7 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Config, StoreConfig } from '../config/types.ts';
 import type { BuilderRows, BuilderStats, BuilderWorkerData } from './builder-worker.ts';
+import type { RequestCounts } from './request-counts.ts';
 
 /** Pause before restarting a crashed worker, so a persistent fault does not spin. */
 const RESTART_DELAY_MS = 1000;
@@ -71,6 +72,15 @@ export class ModelBuilder {
       if (n !== before[reason]) this.#log.info({ reason, total: n }, 'model builder skipped events');
     }
     this.#stats = stats;
+  }
+
+  /**
+   * The recommendation requests' report counters, for the worker's next write. Posted to a worker
+   * that has died (before its restart) they are lost: reporting, not billing.
+   */
+  postRequestCounts(counts: RequestCounts): void {
+    const transfer = counts.items.flatMap((i) => [i.ix.buffer as ArrayBuffer, i.counts.buffer as ArrayBuffer]);
+    this.#worker.postMessage(counts, transfer);
   }
 
   /** Whether the worker thread runs (for /ready). */

@@ -1,10 +1,12 @@
-// The request counter's per-item records (recommend/request-counter.ts, store/report-keys.ts):
-// counts and coverage are kept in chunks of ix, so a flush rewrites only the chunks it touched;
-// the reports read them back exactly, across chunks and flushes, together with whole-day records
-// written before the chunks.
+// The request counter's records (recommend/request-counter.ts counts on the main thread, the
+// builder's model/request-counts.ts writes, store/report-keys.ts): per-item counts and coverage
+// are kept in chunks of ix, so a write rewrites only the chunks it touched; the reports read them
+// back exactly, across chunks and flushes, in whatever order items were counted, together with
+// whole-day records written before the chunks.
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { test } from 'node:test';
+import { RequestCountsWriter } from '../../../src/model/request-counts.ts';
 import { RequestCounter } from '../../../src/recommend/request-counter.ts';
 import { Store } from '../../../src/store/open.ts';
 import { COUNT_CHUNK_ITEMS, COVERAGE_CHUNK_ITEMS, dayOf } from '../../../src/store/report-keys.ts';
@@ -25,6 +27,27 @@ async function withStore(run: (store: Store) => Promise<void>): Promise<void> {
   }
 }
 
+/**
+ * A counter posting to the builder's writer, as the service wires them (the thread hop aside):
+ * flush and close also run the builder's next write, as its flush would.
+ */
+function countingInto(store: Store) {
+  const writer = new RequestCountsWriter();
+  const counter = new RequestCounter((counts) => writer.add(counts));
+  const write = () => store.modelRoot.transactionSync(writer.prepareFlush(store));
+  return {
+    counter,
+    flush(): void {
+      counter.flush();
+      write();
+    },
+    close(): void {
+      counter.close();
+      write();
+    },
+  };
+}
+
 /** Names every ix the test counts, as the catalog does when it gives an item its index. */
 async function nameItems(store: Store, ixs: number[]): Promise<void> {
   await store.root.transaction(() => {
@@ -40,16 +63,17 @@ function storedRecords(store: Store, kind: 'repn' | 'repc'): Array<{ key: unknow
   return out;
 }
 
-test('counts and coverage across chunks and flushes are read back exactly; a flush writes only the chunks it touched', async () => {
+test('counts and coverage across chunks and flushes are read back exactly; a write touches only the chunks counted in', async (t) => {
+  t.mock.timers.enable({ apis: ['setInterval'] });
   await withStore(async (store) => {
-    const counter = new RequestCounter(store);
+    const { counter, flush, close } = countingInto(store);
     const first = [3, 3, COUNT_CHUNK_ITEMS - 1, COUNT_CHUNK_ITEMS, COVERAGE_CHUNK_ITEMS + 5, 3 * COVERAGE_CHUNK_ITEMS];
     counter.recommended('demo', NOW, first);
-    await counter.flush();
-    // The second flush adds to chunks already stored and touches one more.
-    counter.recommended('demo', NOW, [3, COUNT_CHUNK_ITEMS, 40_000]);
-    await counter.flush();
-    await counter.close();
+    flush();
+    // The second flush adds to chunks already stored and touches one more, counted out of ix order.
+    counter.recommended('demo', NOW, [40_000, 3, COUNT_CHUNK_ITEMS]);
+    flush();
+    close();
     const distinct = [...new Set([...first, 40_000])];
     await nameItems(store, distinct);
 
@@ -77,7 +101,8 @@ test('counts and coverage across chunks and flushes are read back exactly; a flu
   });
 });
 
-test('whole-day records written before the chunks are still read, added to the chunks of the same day', async () => {
+test('whole-day records written before the chunks are still read, added to the chunks of the same day', async (t) => {
+  t.mock.timers.enable({ apis: ['setInterval'] });
   await withStore(async (store) => {
     // The former layout: one u32 per ix and one bitset for the whole day.
     const legacyCounts = new Uint32Array(COUNT_CHUNK_ITEMS + 10);
@@ -90,9 +115,9 @@ test('whole-day records written before the chunks are still read, added to the c
       store.modelState.put(['demo', 'repn', DAY], Buffer.from(legacyCounts.buffer));
       store.modelState.put(['demo', 'repc', DAY], Buffer.from(legacyBits));
     });
-    const counter = new RequestCounter(store);
-    counter.recommended('demo', NOW, [3, 7]);
-    await counter.close();
+    const { counter, close } = countingInto(store);
+    counter.recommended('demo', NOW, [7, 3]);
+    close();
     await nameItems(store, [3, 7, COUNT_CHUNK_ITEMS + 9]);
 
     assert.equal(readCoverage(store, 'demo', DAY, DAY).recommended, 3);
@@ -107,15 +132,16 @@ test('whole-day records written before the chunks are still read, added to the c
   });
 });
 
-test('a flush holding many items leaves their counts for a later flush (close writes them), counted exactly', async () => {
+test('a flush holding many items leaves their counts for a later flush (close posts them), counted exactly', async (t) => {
+  t.mock.timers.enable({ apis: ['setInterval'] });
   await withStore(async (store) => {
-    const counter = new RequestCounter(store);
+    const { counter, flush, close } = countingInto(store);
     const many = Array.from({ length: 5000 }, (_, i) => i * 3);
     counter.recommended('demo', NOW, many);
-    await counter.flush();
+    flush();
     assert.deepEqual(storedRecords(store, 'repn'), [], 'over 4,096 items: held back');
     counter.recommended('demo', NOW, [0, 3]);
-    await counter.close();
+    close();
     await nameItems(store, many);
     assert.equal(readCoverage(store, 'demo', DAY, DAY).recommended, many.length);
     const top = readTopItems(store, 'demo', 'recommended', DAY, DAY, 3);
@@ -123,19 +149,20 @@ test('a flush holding many items leaves their counts for a later flush (close wr
   });
 });
 
-test("today's counts stay exact over flushes that reuse its array, and a past day's are written once", async () => {
+test("today's counts stay exact over flushes that reuse its array, and a past day's are written once", async (t) => {
+  t.mock.timers.enable({ apis: ['setInterval'] });
   await withStore(async (store) => {
-    const counter = new RequestCounter(store);
+    const { counter, flush, close } = countingInto(store);
     const now = Date.now();
     const yesterday = now - 86_400_000;
     counter.recommended('demo', yesterday, [5, 5, 7]);
     counter.recommended('demo', now, [5, 9]);
-    await counter.flush();
+    flush();
     // Today's array is kept and counts again from 0; yesterday's was written whole and dropped.
     counter.recommended('demo', now, [5, 9, 9, 11]);
-    await counter.flush();
-    await counter.flush();
-    await counter.close();
+    flush();
+    flush();
+    close();
     await nameItems(store, [5, 7, 9, 11]);
     const top = (day: string) => readTopItems(store, 'demo', 'recommended', day, day, 10).map((i) => [i.item_id, i.count]);
     assert.deepEqual(top(dayOf(now)), [
@@ -151,46 +178,21 @@ test("today's counts stay exact over flushes that reuse its array, and a past da
   });
 });
 
-test('per-item counts over many chunks are written 32 chunks a flush, new ones taken only once the backlog is written, and add up exactly', async (t) => {
-  // The counter's own flush every second would interleave with the test's: this test flushes.
+test('per-item counts over thousands of chunks, counted in any order, are all written by the next write and add up exactly', async (t) => {
   t.mock.timers.enable({ apis: ['setInterval'] });
   await withStore(async (store) => {
-    const counter = new RequestCounter(store);
-    // 4,000 items (due at once: at most 4,096) in 4,000 different count chunks, one of them twice.
-    const many = Array.from({ length: 4000 }, (_, i) => i * COUNT_CHUNK_ITEMS);
-    counter.recommended('demo', NOW, [...many, many[0]!]);
-    await counter.flush();
-    assert.equal(storedRecords(store, 'repn').length, 32, 'the first flush writes 32 chunks');
-    // Counted while the backlog is written: held in the day's array, not taken yet.
-    const later = COUNT_CHUNK_ITEMS * 4000;
-    counter.recommended('demo', NOW, [later, many[1]!]);
-    await counter.flush();
-    assert.equal(storedRecords(store, 'repn').length, 64, 'the next 32 more, nothing of the new counts');
-    let flushes = 2;
-    while (storedRecords(store, 'repn').length < many.length && flushes < 200) {
-      await counter.flush();
-      flushes++;
-    }
-    assert.equal(storedRecords(store, 'repn').length, many.length);
-    assert.equal(flushes, Math.ceil(many.length / 32), 'every flush wrote 32 chunks until the backlog was written');
-    await counter.flush();
-    assert.equal(storedRecords(store, 'repn').length, many.length + 1, 'then the counts held back are taken: one new chunk');
-    await counter.close();
-    await nameItems(store, [...many, later]);
+    const { counter, flush, close } = countingInto(store);
+    // 4,000 items (due at once: at most 4,096) in 4,000 different count chunks, counted from the last.
+    const many = Array.from({ length: 4000 }, (_, i) => (3999 - i) * COUNT_CHUNK_ITEMS);
+    counter.recommended('demo', NOW, [...many, many[3999]!]);
+    flush();
+    assert.equal(storedRecords(store, 'repn').length, many.length, 'one write holds every chunk');
+    counter.recommended('demo', NOW, [COUNT_CHUNK_ITEMS * 4000, many[3998]!]);
+    close();
+    assert.equal(storedRecords(store, 'repn').length, many.length + 1);
+    await nameItems(store, [...many, COUNT_CHUNK_ITEMS * 4000]);
     assert.equal(readCoverage(store, 'demo', DAY, DAY).recommended, many.length + 1);
     const top = readTopItems(store, 'demo', 'recommended', DAY, DAY, 3);
     assert.deepEqual(top.map((i) => [i.item_id, i.count]), [['a0', 2], [`a${COUNT_CHUNK_ITEMS}`, 2], [`a${2 * COUNT_CHUNK_ITEMS}`, 1]]);
-  });
-});
-
-test('close writes a backlog of per-item counts whole', async () => {
-  await withStore(async (store) => {
-    const counter = new RequestCounter(store);
-    const many = Array.from({ length: 3000 }, (_, i) => i * COUNT_CHUNK_ITEMS + 1);
-    counter.recommended('demo', NOW, many);
-    await counter.flush();
-    assert.ok(storedRecords(store, 'repn').length < many.length);
-    await counter.close();
-    assert.equal(storedRecords(store, 'repn').length, many.length);
   });
 });
