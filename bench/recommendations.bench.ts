@@ -329,9 +329,9 @@ interface RoundResult {
  * ms ...`), and of a mark-compact's biggest incremental marking step (`biggest step 9.0 ms`), split
  * by whether its isolate (thread) scavenged through the runs. The target is about the serving
  * threads (main, ranking workers): they allocate per request and scavenge all through a run (at 4
- * connections, 10 s: main 92 times, the ranking worker 208). The builder, trainer and ingest
- * threads scavenge seldom or never (the builder ~4 times, taking the request counters the main
- * thread posts each second), but V8's memory reducer gives each a few mark-compacts in the first
+ * connections, 10 s: main 46 times, the ranking worker 38). The builder, trainer and ingest
+ * threads scavenge seldom or never (the builder now and then, taking the request counters the
+ * main thread posts each second), but V8's memory reducer gives each a few mark-compacts in the first
  * ~25 s after start (8 s apart), and a niced thread's collection is stretched by the core's
  * serving load (to 20–490 ms, and one of the builder's to 3 s): counted as the service's worst
  * pause, they were no serving thread's. So an isolate serves when it scavenged at least a tenth
