@@ -41,17 +41,27 @@ export const RECENT_STRIDE = 5;
 const UNRESOLVED = -1;
 const UNKNOWN = -2;
 
-const userKey = (environment: string, userId: string) => `${environment}\u0000u\u0000${userId}`;
-const deviceKey = (environment: string, deviceId: string) => `${environment}\u0000d\u0000${deviceId}`;
+/**
+ * One generation of an environment's entries, by user id and by device id: the event's own
+ * strings are the keys. A joined `environment\u0000u\u0000id` key per event was two string
+ * concatenations, flattened to hash them, on the ranking thread's young heap (issue 11: GC
+ * beside events).
+ */
+interface Generation {
+  users: Map<string, Entries>;
+  devices: Map<string, Entries>;
+}
 
 /** An item's ix (undefined: not an item). */
 export type ResolveItem = (itemType: string, itemId: string) => number | undefined;
 
 /** Ranking worker: recent entries by user and by device. */
 export class RecentConsumption {
-  #current = new Map<string, Entries>();
-  #previous = new Map<string, Entries>();
+  /** By environment. */
+  #current = new Map<string, Generation>();
+  #previous = new Map<string, Generation>();
   #rotatedAt: number;
+  #currentKeys = 0;
   #currentEntries = 0;
 
   constructor(nowMs = Date.now()) {
@@ -60,7 +70,10 @@ export class RecentConsumption {
 
   /** Records consumed entries as they came (resolved when read). */
   record(environment: string, entries: ConsumedEntries, nowMs = Date.now()): void {
-    if (nowMs - this.#rotatedAt >= ROTATE_MS || this.#current.size >= MAX_KEYS || this.#currentEntries >= MAX_ENTRIES) this.#rotate(nowMs);
+    if (nowMs - this.#rotatedAt >= ROTATE_MS || this.#currentKeys >= MAX_KEYS || this.#currentEntries >= MAX_ENTRIES) this.#rotate(nowMs);
+    let current = this.#current.get(environment);
+    if (!current) this.#current.set(environment, (current = { users: new Map(), devices: new Map() }));
+    const previous = this.#previous.get(environment);
     for (let i = 0; i + CONSUMED_STRIDE <= entries.length; i += CONSUMED_STRIDE) {
       const userId = entries[i] as string;
       const deviceId = entries[i + 1] as string;
@@ -68,8 +81,8 @@ export class RecentConsumption {
       const itemId = entries[i + 3] as string;
       const time = entries[i + 4] as number;
       const weight = entries[i + 5] as number;
-      if (userId !== '') this.#add(userKey(environment, userId), itemType, itemId, time, weight, nowMs);
-      if (deviceId !== '') this.#add(deviceKey(environment, deviceId), itemType, itemId, time, weight, nowMs);
+      if (userId !== '') this.#add(current.users, previous?.users, userId, itemType, itemId, time, weight, nowMs);
+      if (deviceId !== '') this.#add(current.devices, previous?.devices, deviceId, itemType, itemId, time, weight, nowMs);
     }
   }
 
@@ -78,27 +91,26 @@ export class RecentConsumption {
    * or undefined. The returned array is the store's own: read, never change.
    */
   ofUser(environment: string, userId: string, resolve: ResolveItem): readonly (number | string)[] | undefined {
-    const key = userKey(environment, userId);
-    return resolved(this.#current.get(key) ?? this.#previous.get(key), resolve);
+    return resolved(this.#current.get(environment)?.users.get(userId) ?? this.#previous.get(environment)?.users.get(userId), resolve);
   }
 
   ofDevice(environment: string, deviceId: string, resolve: ResolveItem): readonly (number | string)[] | undefined {
-    const key = deviceKey(environment, deviceId);
-    return resolved(this.#current.get(key) ?? this.#previous.get(key), resolve);
+    return resolved(this.#current.get(environment)?.devices.get(deviceId) ?? this.#previous.get(environment)?.devices.get(deviceId), resolve);
   }
 
-  #add(key: string, itemType: string, itemId: string, time: number, weight: number, nowMs: number): void {
-    let entries = this.#current.get(key);
+  #add(current: Map<string, Entries>, previous: Map<string, Entries> | undefined, key: string, itemType: string, itemId: string, time: number, weight: number, nowMs: number): void {
+    let entries = current.get(key);
     if (!entries) {
       // Still recent in the older generation: carried over, so a rotation loses nothing recent;
       // what is older than two rotations the builder has long written, and stays behind.
       entries = [];
-      const older = this.#previous.get(key);
+      const older = previous?.get(key);
       const oldestSec = (nowMs - 2 * ROTATE_MS) / 1000;
       for (let i = 0; older && i + RECENT_STRIDE <= older.length; i += RECENT_STRIDE) {
         if ((older[i + 1] as number) >= oldestSec) for (let k = 0; k < RECENT_STRIDE; k++) entries.push(older[i + k]!);
       }
-      this.#current.set(key, entries);
+      current.set(key, entries);
+      this.#currentKeys++;
       this.#currentEntries += entries.length / RECENT_STRIDE;
     }
     entries.push(UNRESOLVED, time, weight, itemType, itemId);
@@ -118,6 +130,7 @@ export class RecentConsumption {
   #rotate(nowMs: number): void {
     this.#previous = this.#current;
     this.#current = new Map();
+    this.#currentKeys = 0;
     this.#currentEntries = 0;
     this.#rotatedAt = nowMs;
   }

@@ -39,6 +39,32 @@ test('consumption is found by user and by device, with its time and event weight
   assert.equal(recent.ofDevice('demo', 'other', resolve), undefined);
 });
 
+test('the same id as a user and as a device, and in two environments, keeps four separate lists', () => {
+  const recent = recorded([view('a', { user_id: 'x', device_id: 'x' })], 10_000);
+  recorded([view('b', { user_id: 'x' })], 10_000, recent, 'shop');
+  recorded([view('c', { device_id: 'x' })], 10_000, recent, 'shop');
+  assert.deepEqual(ids(recent.ofUser('demo', 'x', resolve)), ['a']);
+  assert.deepEqual(ids(recent.ofDevice('demo', 'x', resolve)), ['a']);
+  assert.deepEqual(ids(recent.ofUser('shop', 'x', resolve)), ['b']);
+  assert.deepEqual(ids(recent.ofDevice('shop', 'x', resolve)), ['c']);
+});
+
+test('a generation holding 200,000 users and devices over all environments rotates', () => {
+  const recent = new RecentConsumption(0);
+  // 100,000 users with a device each (200,000 keys), half in each environment, within one second.
+  for (const environment of ['demo', 'shop']) {
+    const events = Array.from({ length: 50_000 }, (_, i) => view('a', { user_id: `u${i}`, device_id: `d${i}` }));
+    recorded(events, 1000, recent, environment);
+  }
+  assert.deepEqual(ids(recent.ofUser('demo', 'u1', resolve)), ['a']);
+  // The next record rotates: the full generation becomes the older one, still read, then dropped.
+  recorded([view('b', { user_id: 'u1' })], 1000, recent);
+  assert.deepEqual(ids(recent.ofUser('shop', 'u2', resolve)), ['a'], 'the older generation is still read');
+  recorded([view('c', { user_id: 'late' })], ROTATE_MS + 2000, recent);
+  assert.equal(recent.ofUser('shop', 'u2', resolve), undefined, 'two rotations later it is gone');
+  assert.deepEqual(ids(recent.ofUser('demo', 'u1', resolve)), ['a', 'b'], 'u1, seen again after the first rotation, carried its entry over');
+});
+
 test('no-consent devices, non-consumption events and unknown items record nothing', () => {
   const recent = recorded(
     [
