@@ -2,7 +2,8 @@
 // node on dist/main.js: no loader process in between): SIGTERM and SIGINT under event load drain cleanly (every event
 // answered 200 is stored, the process is gone, exit 0), and a second start on a port in use
 // fails with a clear message and exit code 1 without touching its data directory. The port opens
-// before the ranking workers have built their engines: events are taken at once.
+// before the ranking workers have built their engines: events are taken at once. Request counts
+// made just before a stop are written by the builder's last write.
 import assert from 'node:assert/strict';
 import { readdirSync, rmSync } from 'node:fs';
 import { test } from 'node:test';
@@ -125,4 +126,30 @@ test('the port opens before the ranking engines are built: events are taken at o
   assert.deepEqual(order, ['listening', 'ready']);
   // Ready once the builder has reported too (its own condition of /ready).
   await waitFor('/ready to answer 200', async () => ((await fetch(`${server.url}/ready`)).status === 200 ? true : undefined));
+});
+
+test('recommendation requests answered just before SIGTERM are in the reports after a restart (the builder writes them last)', async (t) => {
+  const dataDir = tempDir();
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  const first = await startServer({ dataDir });
+  t.after(() => first.close());
+  const token = await getToken(first);
+  const ask = (server: typeof first, body: unknown) =>
+    fetch(`${server.url}/api/demo/recommendations/requests`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  for (let i = 0; i < 3; i++) {
+    const res = await ask(first, { page_type: 'home', channel: 'www', device_id: `d${i}`, lists: [{ list_name: 'popular', list_size: 2 }] });
+    assert.equal(res.status, 200, await res.text());
+  }
+  // At once: within the counter's second, before any flush of its own.
+  first.proc.kill('SIGTERM');
+  assert.equal(await exitCodeWithin(first), 0, first.logs.join('\n'));
+
+  const second = await startServer({ dataDir });
+  t.after(() => second.close());
+  const res = await fetch(`${second.url}/api/demo/reports`, { headers: { Authorization: `Bearer ${token}` } });
+  assert.equal(res.status, 200);
+  const body = (await res.json()) as { rows: Array<{ dimension: string; value: string; metrics: { requests: number } }> };
+  const requests = (dimension: string, value: string) => body.rows.find((r) => r.dimension === dimension && r.value === value)?.metrics.requests;
+  assert.equal(requests('list_name', 'popular'), 3, JSON.stringify(body.rows));
+  assert.equal(requests('page_type', 'home'), 3);
 });
