@@ -159,8 +159,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
       metrics,
       protobuf,
     });
-    const counted = builder;
-    requests = new RequestCounter((counts) => counted.postRequestCounts(counts), (ms) => metrics.requestCounterFlush.record(ms));
+    requests = new RequestCounter((counts) => b.postRequestCounts(counts), (ms) => metrics.requestCounterFlush.record(ms));
     registerRecommendationRoutes(server, {
       requests,
       pool,
