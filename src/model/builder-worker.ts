@@ -21,7 +21,8 @@ import { ItemIndices } from './item-indices.ts';
 import { ItemLayoutState } from './item-layout.ts';
 import type { MsSummary } from '../metrics/ms-histogram.ts';
 import { BuilderHistograms } from './builder-histograms.ts';
-import { type RequestCounts, RequestCountsWriter } from './request-counts.ts';
+import type { RequestCounts } from '../domain/request-counts.ts';
+import { RequestCountsWriter } from './request-counts.ts';
 import { nameThread } from '../thread-name.ts';
 import { threadCpuClock } from '../thread-cpu.ts';
 

@@ -7,7 +7,7 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Config, StoreConfig } from '../config/types.ts';
 import type { BuilderRows, BuilderStats, BuilderWorkerData } from './builder-worker.ts';
-import type { RequestCounts } from './request-counts.ts';
+import type { RequestCounts } from '../domain/request-counts.ts';
 
 /** Pause before restarting a crashed worker, so a persistent fault does not spin. */
 const RESTART_DELAY_MS = 1000;

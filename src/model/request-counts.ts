@@ -10,34 +10,10 @@
  * (`mdb_midl_insert`), and on the main thread that held requests for 6–15 ms at a time beside
  * events and a rebuild (perf, 100,000 items, issue 11); here it delays only the builder.
  */
+import type { HourTotals, ItemTotals, RequestCounts } from '../domain/request-counts.ts';
 import { copyU32 } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 import { addToRollup, COUNT_CHUNK_ITEMS, COVERAGE_CHUNK_ITEMS, coverageKey, dayOf, hourOf, latencyKey, recommendedCountsKey, rollupKey } from '../store/report-keys.ts';
-
-/** One environment's counts of one UTC hour. */
-export interface HourTotals {
-  environment: string;
-  startMs: number;
-  /** [`dimension\u0000value\u0000requests`, n]. */
-  counts: Array<[string, number]>;
-  /** Requests per latency bucket (domain/latency-buckets.ts). */
-  latency: number[];
-}
-
-/** A day's per-item counts: ix in any order, each once, and its count alongside. */
-export interface ItemTotals {
-  environment: string;
-  day: string;
-  ix: Uint32Array;
-  counts: Uint32Array;
-}
-
-/** What the main thread posts to the builder (ix and counts buffers transferred). */
-export interface RequestCounts {
-  type: 'requestCounts';
-  hours: HourTotals[];
-  items: ItemTotals[];
-}
 
 export class RequestCountsWriter {
   #hours: HourTotals[] = [];

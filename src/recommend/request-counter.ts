@@ -11,7 +11,7 @@
  */
 import { grown } from '../domain/grown.ts';
 import { LATENCY_BUCKETS, latencyBucket } from '../domain/latency-buckets.ts';
-import type { HourTotals, ItemTotals, RequestCounts } from '../model/request-counts.ts';
+import type { HourTotals, ItemTotals, RequestCounts } from '../domain/request-counts.ts';
 import { dayOf } from '../store/report-keys.ts';
 
 const FLUSH_MS = 1000;
