@@ -240,7 +240,7 @@ const stopListening = onStoreChange(wake);
 // 'stop' ends the loop at once, not when the idle wait would have.
 parentPort!.on('message', (message: 'stop' | RequestCounts) => {
   if (message === 'stop') stopping = true;
-  else requestCounts.add(message);
+  else if (message.type === 'requestCounts') requestCounts.add(message);
   wake();
 });
 function idle(ms: number): Promise<void> {

@@ -110,7 +110,7 @@ class InputBuffers {
     this.offsets[0] = 0;
   }
 
-  /** Adds a seed whose neighbour row comes after (addRow / addNeighbour). */
+  /** Adds a seed whose neighbour row comes after (addRow / addNeighbours). */
   addSeed(weight: number, time: number): void {
     if (this.m + 2 > this.seedWeight.length) {
       this.seedWeight = grown(this.seedWeight, this.m * 2);
@@ -133,6 +133,12 @@ class InputBuffers {
   /** Appends the first `max` entries of a row (neighbours, or a ranked list) as the last seed's row. */
   addRow(row: TopList, max: number): void {
     this.addEntries(row.ix, row.weight, 0, Math.min(max, row.ix.length));
+  }
+
+  /** Appends the first `max` entries of item `ix`'s neighbour row (read from the arena) as the last seed's row. */
+  addNeighbours(rows: NeighbourRows, ix: number, max: number): void {
+    const at = rows.row(ix);
+    this.addEntries(rows.ixOf(at), rows.weightOf(at), rows.offsetOf(at), Math.min(max, rows.lengthOf(ix)));
   }
 
   /** Appends entries [start, start + n) of (ix, weight) arrays as the last seed's row. */
@@ -433,8 +439,7 @@ export class Engine {
           // the same events arrived).
           const age = Math.max(0, ageFrom - time);
           b.addSeed(weight, time === 0 ? 0 : task.nowSec - (age - (age % SEED_AGE_STEP_SEC)));
-          const row = env.rows.row(ix);
-          b.addEntries(env.rows.ixOf(row), env.rows.weightOf(row), env.rows.offsetOf(row), Math.min(PERSONAL_ROW, env.rows.lengthOf(ix)));
+          b.addNeighbours(env.rows, ix, PERSONAL_ROW);
           if (ix < env.view.capacity) for (let d = 0; d < VECTOR_DIM; d++) context[d]! += weight * vectors[ix * VECTOR_DIM + d]!;
         }
         normalise(context);
@@ -450,8 +455,7 @@ export class Engine {
         const ix = user.contextIx;
         if (ix === undefined || ix >= env.view.capacity) return null;
         b.addSeed(1, 0);
-        const row = env.rows.row(ix);
-        b.addEntries(env.rows.ixOf(row), env.rows.weightOf(row), env.rows.offsetOf(row), env.rows.lengthOf(ix));
+        b.addNeighbours(env.rows, ix, Infinity);
         const trained = env.trained.forItem(ix, user.exclude, TRAINED_CANDIDATES);
         if (trained) {
           b.addSeed(env.view.config.model.trained.weight, 0);

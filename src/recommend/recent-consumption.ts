@@ -61,7 +61,6 @@ export class RecentConsumption {
   #current = new Map<string, Generation>();
   #previous = new Map<string, Generation>();
   #rotatedAt: number;
-  #currentKeys = 0;
   #currentEntries = 0;
 
   constructor(nowMs = Date.now()) {
@@ -70,7 +69,7 @@ export class RecentConsumption {
 
   /** Records consumed entries as they came (resolved when read). */
   record(environment: string, entries: ConsumedEntries, nowMs = Date.now()): void {
-    if (nowMs - this.#rotatedAt >= ROTATE_MS || this.#currentKeys >= MAX_KEYS || this.#currentEntries >= MAX_ENTRIES) this.#rotate(nowMs);
+    if (nowMs - this.#rotatedAt >= ROTATE_MS || this.#currentKeys() >= MAX_KEYS || this.#currentEntries >= MAX_ENTRIES) this.#rotate(nowMs);
     let current = this.#current.get(environment);
     if (!current) this.#current.set(environment, (current = { users: new Map(), devices: new Map() }));
     const previous = this.#previous.get(environment);
@@ -110,7 +109,6 @@ export class RecentConsumption {
         if ((older[i + 1] as number) >= oldestSec) for (let k = 0; k < RECENT_STRIDE; k++) entries.push(older[i + k]!);
       }
       current.set(key, entries);
-      this.#currentKeys++;
       this.#currentEntries += entries.length / RECENT_STRIDE;
     }
     entries.push(UNRESOLVED, time, weight, itemType, itemId);
@@ -119,6 +117,13 @@ export class RecentConsumption {
       entries.splice(0, entries.length - MAX_PER_KEY * RECENT_STRIDE);
       this.#currentEntries--;
     }
+  }
+
+  /** Users and devices of the current generation, every environment's. */
+  #currentKeys(): number {
+    let keys = 0;
+    for (const generation of this.#current.values()) keys += generation.users.size + generation.devices.size;
+    return keys;
   }
 
   /** Forgets everything (notices were lost: what is left may be incomplete). */
@@ -130,7 +135,6 @@ export class RecentConsumption {
   #rotate(nowMs: number): void {
     this.#previous = this.#current;
     this.#current = new Map();
-    this.#currentKeys = 0;
     this.#currentEntries = 0;
     this.#rotatedAt = nowMs;
   }
