@@ -52,6 +52,13 @@ export interface BuilderWorkerData {
    * written every 500 ms; written every 100 ms it cut item PUTs by a quarter on a shared core.
    */
   layoutFlushMs: number;
+  /**
+   * Changed items at which the item layout is written whatever the pace: each holds a content
+   * vector and an item view entry until then, and the flush loads the chunks they fall in. Paced
+   * by cost alone, a 1,000,000-row file drop left the builder holding ~900,000 of them for one
+   * flush: the process's anonymous memory went from ~850 MB to 1.3 GB after the import finished.
+   */
+  layoutFlushItems: number;
   statsIntervalMs: number;
 }
 
@@ -284,7 +291,7 @@ while (!stopping) {
   for (const model of models.values()) modelsDueAt = Math.min(modelsDueAt, model.flushDueAt);
   const pending = pendingEvents || pendingChanges || modelsDueAt !== Infinity || requestCounts.pending;
   const eventsDueAt = pendingEvents ? lastFlush + (behind ? catchUpFlushDelay() : data.flushMs) : modelsDueAt;
-  const changesDueAt = pendingChanges ? lastLayoutFlush + (behind ? Math.max(data.layoutFlushMs, catchUpFlushDelay()) : data.layoutFlushMs) : Infinity;
+  const changesDueAt = !pendingChanges ? Infinity : layout.pending >= data.layoutFlushItems ? now : lastLayoutFlush + (behind ? Math.max(data.layoutFlushMs, catchUpFlushDelay()) : data.layoutFlushMs);
   // Request counts ride on the flushes' pace: while behind, a flush of its own would rewrite every row the events touched.
   const countsDueAt = requestCounts.pending ? lastFlush + (behind ? catchUpFlushDelay() : data.flushMs) : Infinity;
   const dueAt = Math.min(eventsDueAt, changesDueAt, countsDueAt);

@@ -24,8 +24,18 @@ export class ModelBuilder {
 
   readonly #onRows: (rows: BuilderRows) => void;
 
-  /** `onRows`: the neighbour rows each flush rewrote (committed), for the ranking workers. */
-  constructor(options: { store: StoreConfig; environments: Config['environments']; niceness?: number; log: Logger; onRows?: (rows: BuilderRows) => void }) {
+  /**
+   * `onRows`: the neighbour rows each flush rewrote (committed), for the ranking workers.
+   * `pacing`: other flush paces than the service's (tests of the pacing itself).
+   */
+  constructor(options: {
+    store: StoreConfig;
+    environments: Config['environments'];
+    niceness?: number;
+    log: Logger;
+    onRows?: (rows: BuilderRows) => void;
+    pacing?: Partial<Pick<BuilderWorkerData, 'layoutFlushMs' | 'layoutFlushItems'>>;
+  }) {
     this.#log = options.log;
     this.#onRows = options.onRows ?? (() => undefined);
     this.#workerData = {
@@ -40,10 +50,12 @@ export class ModelBuilder {
       // 23.8 and 29.8 s before, 22.2 and 28.7 s paced (this VM's noise is larger than the gain).
       catchUpFlushMs: 30_000,
       layoutFlushMs: 500,
+      layoutFlushItems: 50_000,
       statsIntervalMs: 1000,
       // Applied by ts-worker.mjs to this thread alone (config builder.niceness; absent, as in a
       // standalone replay or the eval, the process's priority).
       niceness: options.niceness ?? 0,
+      ...options.pacing,
     };
     this.#start();
   }

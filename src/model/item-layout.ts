@@ -95,6 +95,13 @@ export class ItemLayoutState {
     return layout;
   }
 
+  /** Changed items whose vectors and item view entries wait for the next flush. */
+  get pending(): number {
+    let n = 0;
+    for (const entries of this.#entries.values()) n += entries.size;
+    return n;
+  }
+
   apply(changes: readonly CatalogChange[]): void {
     // Indices handed out so far, read once per environment: arrays also cover event-made indices.
     const indexCounts = new Map<string, number>();
