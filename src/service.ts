@@ -138,7 +138,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
     });
     const limiter = new AttemptLimiter(config.auth.tokenEndpoint);
     monitor = new ProcessMonitor();
-    registerHealthRoute(server, builder, trainer, { tokenEndpoint: limiter.stats, process: monitor, eventLog, requestCounterFlush: metrics.requestCounterFlush });
+    registerHealthRoute(server, builder, trainer, { tokenEndpoint: limiter.stats, process: monitor, eventLog, catalog: new Catalog(store), requestCounterFlush: metrics.requestCounterFlush });
     registerReadyRoute(server, {
       environments: Object.keys(config.environments),
       probeStore: () => void store.meta.get('ready-probe'),

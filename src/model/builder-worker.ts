@@ -86,6 +86,8 @@ export interface BuilderStats {
   positions: Record<string, number>;
   /** Acceptance time (Unix ms) of the newest event written, per environment (absent before the first). */
   newestEventAt: Record<string, number>;
+  /** Last catalog change whose item layout is written (readable). */
+  catalogPosition: number;
 }
 
 
@@ -112,6 +114,8 @@ for (const [environment, config] of Object.entries(data.environments)) {
 }
 let changesPosition = (store.modelState.get(CHANGES_POSITION_KEY) as number | undefined) ?? 0;
 let changesWritten = changesPosition;
+/** changesWritten once readable by other threads (what /health reports). */
+let changesReadable = changesPosition;
 const histograms = new BuilderHistograms();
 /** The recommendation requests' report counters the main thread posts, written with the next flush. */
 const requestCounts = new RequestCountsWriter();
@@ -206,6 +210,7 @@ function flush(withLayout: boolean): void {
     wake();
     Object.assign(written, eventPositions);
     Object.assign(newestWritten, newest);
+    if (withLayout) changesReadable = changes;
     for (const [environment, changed] of changedRows) {
       const rows: BuilderRows = { type: 'rows', environment, ix: Uint32Array.from(changed) };
       parentPort!.postMessage(rows, [rows.ix.buffer as ArrayBuffer]);
@@ -223,7 +228,7 @@ async function postStats(): Promise<void> {
   const metrics = await histograms.metrics();
   const [lagSummary, flushSummary] = [histograms.lag.summary(), histograms.flush.summary()];
   // Read together after the await: a flush becoming readable meanwhile moves both.
-  const stats: BuilderStats = { type: 'stats', applied, lag: lagSummary, flush: flushSummary, metrics, skipped: Object.fromEntries(skipped), positions: { ...written }, newestEventAt: { ...newestWritten } };
+  const stats: BuilderStats = { type: 'stats', applied, lag: lagSummary, flush: flushSummary, metrics, skipped: Object.fromEntries(skipped), positions: { ...written }, newestEventAt: { ...newestWritten }, catalogPosition: changesReadable };
   parentPort!.postMessage(stats);
 }
 
@@ -302,9 +307,9 @@ while (!stopping) {
     if (withLayout) lastLayoutFlush = lastFlush;
   }
   // Stats only when a flush changed them: an idle builder posts nothing.
-  const statsChanged = applied !== postedApplied || changesWritten !== postedChanges;
+  const statsChanged = applied !== postedApplied || changesReadable !== postedChanges;
   if (statsChanged && now - lastStats >= data.statsIntervalMs) {
-    [lastStats, postedApplied, postedChanges] = [now, applied, changesWritten];
+    [lastStats, postedApplied, postedChanges] = [now, applied, changesReadable];
     await postStats();
   }
   if (consumed > 0) {
@@ -314,7 +319,7 @@ while (!stopping) {
   }
   // Caught up: sleep until a commit signals, the pending flush is due, or stats are.
   const untilFlush = pending ? Math.max(0, dueAt - now) : Infinity;
-  const untilStats = applied !== postedApplied || changesWritten !== postedChanges ? Math.max(0, lastStats + data.statsIntervalMs - now) : Infinity;
+  const untilStats = applied !== postedApplied || changesReadable !== postedChanges ? Math.max(0, lastStats + data.statsIntervalMs - now) : Infinity;
   await idle(Math.min(untilFlush, untilStats, data.pollMs));
 }
 stopListening();

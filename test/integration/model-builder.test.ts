@@ -60,6 +60,7 @@ interface BuilderHealth {
   lag_ms: { p50: number; p99: number; max: number };
   positions: Record<string, number>;
   skipped: Record<string, number>;
+  catalog: { applied_position: number; log_position: number; lag_changes: number };
 }
 
 /** A running server and the number of events it acknowledged (its event sequence, one environment). */
@@ -448,6 +449,16 @@ describe('model builder', { concurrency: true }, () => {
 
       await post('article/l-1/enable');
       await waitForModel(s.server.dataDir, 'demo', (m) => (m.flags()[a] === IN_CATALOG_AND_ENABLED ? true : undefined));
+
+      // /health: the layout written covers the change feed to its end (stats follow within a second or so).
+      const deadline = Date.now() + 20_000;
+      let catalog = (await builderHealth(s.server))!.catalog;
+      while (catalog.lag_changes > 0 && Date.now() < deadline) {
+        await sleep(100);
+        catalog = (await builderHealth(s.server))!.catalog;
+      }
+      assert.ok(catalog.log_position >= 5, `the five changes of this test are in the feed: ${JSON.stringify(catalog)}`);
+      assert.deepEqual(catalog, { applied_position: catalog.log_position, log_position: catalog.log_position, lag_changes: 0 });
     });
 
     it('gives an item seen in an event before it is in the catalog an index that its later PUT keeps', async () => {

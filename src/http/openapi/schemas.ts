@@ -263,6 +263,16 @@ export const COMPONENT_SCHEMAS: Record<string, Schema> = {
               },
             },
           },
+          // The builder's copy of the catalog's item layout: the change it covers, the feed's end, the difference.
+          catalog: {
+            type: 'object',
+            required: ['applied_position', 'log_position', 'lag_changes'],
+            properties: {
+              applied_position: { type: 'integer', minimum: 0 },
+              log_position: { type: 'integer', minimum: 0 },
+              lag_changes: { type: 'integer', minimum: 0 },
+            },
+          },
         },
       },
       // Per environment: the trained model in service (`last_build`, never null once one serves) and its builds.

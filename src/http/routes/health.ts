@@ -3,14 +3,16 @@
  * Liveness for load balancers and the README's first check: 200 once requests are served, with
  * the model builder's progress (events applied, acceptance-to-model lag; per environment its
  * applied log position, how far the log is ahead of it, and the newest event it has seen) and
- * the trained model in service for operators. One log read per environment (store/event-log.ts
- * endOf): the log's end, whichever thread appended.
+ * the trained model in service for operators; and how far its copy of the catalog's item layout
+ * is behind the change feed. One log read per environment (store/event-log.ts endOf) and one
+ * counter read: the ends, whichever thread appended.
  */
 import type { AttemptStats } from '../../auth/attempt-limiter.ts';
 import type { MsHistogram, MsSummary } from '../../metrics/ms-histogram.ts';
 import type { ModelBuilder } from '../../model/builder.ts';
 import type { ModelTrainer } from '../../model/trainer.ts';
 import type { ProcessMonitor } from '../../process-monitor.ts';
+import type { Catalog } from '../../store/catalog.ts';
 import type { EventLog } from '../../store/event-log.ts';
 import { sendJson } from '../respond.ts';
 import type { HttpServer } from '../server.ts';
@@ -32,6 +34,8 @@ export interface HealthExtras {
   process?: ProcessMonitor;
   /** For the log's end per environment (the builder's lag in events). */
   eventLog?: EventLog;
+  /** For the change feed's end (the builder's lag in catalog changes). */
+  catalog?: Pick<Catalog, 'lastChangeSeq'>;
   /** How long each request-counter flush holds the main thread. */
   requestCounterFlush?: MsHistogram;
 }
@@ -41,7 +45,7 @@ const msToWire = (s: MsSummary) => ({ count: s.count, p50: s.p50Ms, p99: s.p99Ms
 export type MsSummaryWire = ReturnType<typeof msToWire>;
 
 export function registerHealthRoute(server: HttpServer, builder: ModelBuilder, trainer?: ModelTrainer, extras: HealthExtras = {}): void {
-  const { tokenEndpoint, eventLog } = extras;
+  const { tokenEndpoint, eventLog, catalog } = extras;
   server.route('get', '/health', { status: {} }, (ex) => {
     const stats = builder.stats;
     const now = Date.now();
@@ -65,6 +69,12 @@ export function registerHealthRoute(server: HttpServer, builder: ModelBuilder, t
             flush_ms: msToWire(stats.flush),
             positions: stats.positions,
             skipped: stats.skipped,
+            // The item layout (filter arrays, content vectors, item view records) of catalog changes:
+            // a ranking worker applies a change itself at once; the builder's copy is what a start reads.
+            catalog: (() => {
+              const end = Math.max(stats.catalogPosition, catalog?.lastChangeSeq() ?? stats.catalogPosition);
+              return { applied_position: stats.catalogPosition, log_position: end, lag_changes: end - stats.catalogPosition };
+            })(),
             environments: Object.fromEntries(
               Object.entries(stats.positions).map(([environment, applied]) => {
                 const newest = stats.newestEventAt[environment];
