@@ -3,10 +3,12 @@
  * The process's own vital signs for /health (and the soak bench): event-loop delay of the main
  * thread over the last completed window, and memory (resident anonymous memory from
  * /proc/self/status on Linux — what grows when the process leaks, unlike RSS, which also counts
- * LMDB's file-backed pages — and the main thread's V8 heap). Owns one histogram and one timer.
+ * LMDB's file-backed pages — and the main thread's V8 heap), and the garbage-collection pauses of
+ * every thread (metrics/gc-pauses.ts). Owns one histogram, one timer and the pause counts.
  */
 import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import { GcPauses, type GcPauseSummary, type GcThread } from './metrics/gc-pauses.ts';
 
 /** Length of one event-loop delay window. */
 const WINDOW_MS = 10_000;
@@ -25,6 +27,8 @@ export interface ProcessStats {
   heapUsedBytes: number;
   externalBytes: number;
   eventLoopDelay: EventLoopDelay;
+  /** Since start, by thread kind. */
+  gcPauses: Record<GcThread, GcPauseSummary>;
 }
 
 function rssAnonBytes(): number | undefined {
@@ -40,6 +44,7 @@ export class ProcessMonitor {
   readonly #histogram: IntervalHistogram;
   readonly #timer: NodeJS.Timeout;
   #last: EventLoopDelay = { p50Ms: 0, p99Ms: 0, maxMs: 0 };
+  readonly #gcPauses = new GcPauses();
 
   constructor() {
     this.#histogram = monitorEventLoopDelay({ resolution: 10 });
@@ -60,11 +65,13 @@ export class ProcessMonitor {
       heapUsedBytes: memory.heapUsed,
       externalBytes: memory.external,
       eventLoopDelay: this.#last,
+      gcPauses: this.#gcPauses.summary(),
     };
   }
 
   close(): void {
     clearInterval(this.#timer);
     this.#histogram.disable();
+    this.#gcPauses.close();
   }
 }

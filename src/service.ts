@@ -82,6 +82,8 @@ export async function startService(config: Config, log: Logger): Promise<Running
   let ingest: IngestWorker | undefined;
   let monitor: ProcessMonitor | undefined;
   try {
+    // First: the pauses of the workers' first collections count too.
+    monitor = new ProcessMonitor();
     const key = await loadOrCreateSigningKey(config.store.dataDir);
     await ensureDemoClient(config, store, log);
     const auth = { verifier: new TokenVerifier(key, config.auth), store };
@@ -137,8 +139,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
       imports: () => Object.keys(config.environments).flatMap((environment) => listImports(store, environment, METRICS_IMPORTS_LISTED)),
     });
     const limiter = new AttemptLimiter(config.auth.tokenEndpoint);
-    monitor = new ProcessMonitor();
-    registerHealthRoute(server, builder, trainer, { tokenEndpoint: limiter.stats, process: monitor, eventLog, catalog: new Catalog(store), requestCounterFlush: metrics.requestCounterFlush });
+    registerHealthRoute(server, builder, trainer, { tokenEndpoint: limiter.stats, process: monitor!, eventLog, catalog: new Catalog(store), requestCounterFlush: metrics.requestCounterFlush });
     registerReadyRoute(server, {
       environments: Object.keys(config.environments),
       probeStore: () => void store.meta.get('ready-probe'),

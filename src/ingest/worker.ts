@@ -14,6 +14,7 @@ import { FeedScheduler } from './feeds/scheduler.ts';
 import { ImportWatcher } from './imports/watcher.ts';
 import type { LogFn } from './log.ts';
 import { nameThread } from '../thread-name.ts';
+import { reportGcPauses } from '../metrics/gc-pauses.ts';
 
 export interface IngestWorkerData {
   store: StoreConfig;
@@ -32,6 +33,7 @@ export type IngestMessage =
   | { type: 'polled'; id: number; known: boolean };
 
 nameThread('aff-ingest');
+reportGcPauses('ingest');
 const data = workerData as IngestWorkerData;
 const port = parentPort!;
 const post = (message: IngestMessage) => port.postMessage(message);

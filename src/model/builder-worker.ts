@@ -24,6 +24,7 @@ import { BuilderHistograms } from './builder-histograms.ts';
 import type { RequestCounts } from '../domain/request-counts.ts';
 import { RequestCountsWriter } from './request-counts.ts';
 import { nameThread } from '../thread-name.ts';
+import { reportGcPauses } from '../metrics/gc-pauses.ts';
 import { threadCpuClock } from '../thread-cpu.ts';
 
 export interface BuilderWorkerData {
@@ -92,6 +93,7 @@ export interface BuilderStats {
 
 
 nameThread('aff-builder');
+reportGcPauses('builder');
 const data = workerData as BuilderWorkerData;
 const store = new Store(data.store);
 const catalog = new Catalog(store);

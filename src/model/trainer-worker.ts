@@ -10,6 +10,7 @@ import type { Config, StoreConfig } from '../config/types.ts';
 import { Store } from '../store/open.ts';
 import { type BuildOutcome, buildTrainedModel } from './train-model.ts';
 import { nameThread } from '../thread-name.ts';
+import { reportGcPauses } from '../metrics/gc-pauses.ts';
 
 export interface TrainerWorkerData {
   store: StoreConfig;
@@ -23,6 +24,7 @@ export type TrainerReply =
   | { type: 'failed'; id: number; error: string; peakRssBytes: number };
 
 nameThread('aff-trainer');
+reportGcPauses('trainer');
 const data = workerData as TrainerWorkerData;
 const store = new Store(data.store);
 

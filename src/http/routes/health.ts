@@ -25,6 +25,10 @@ function processToWire(monitor: ProcessMonitor) {
     heap_used_bytes: s.heapUsedBytes,
     external_bytes: s.externalBytes,
     event_loop_delay_ms: { p50: s.eventLoopDelay.p50Ms, p99: s.eventLoopDelay.p99Ms, max: s.eventLoopDelay.maxMs },
+    // Per thread kind since start: pauses, those over 5 ms (issue 11's bound), the longest, and counts by GC_BUCKETS_MS.
+    gc_pauses: Object.fromEntries(
+      Object.entries(s.gcPauses).map(([thread, p]) => [thread, { count: p.count, over_5ms: p.over5Ms, max_ms: p.maxMs, buckets: p.buckets }]),
+    ),
   };
 }
 
