@@ -45,8 +45,10 @@ export function reserveArena(bytes: usize): i32 {
 
 /**
  * Lays the items region out for `n` items (memory grows as needed, never shrinks) and resets
- * the scratch. The resident arrays' contents are undefined until the host writes them; the
- * request area moves (layoutOffset(FIELD_REQUEST)). Returns 0 or a status.
+ * the scratch. The region starts at arenaOffset() whatever n, so the records of the items below
+ * the previous count keep what the host wrote (a host growing its catalog writes only the new
+ * ones); the others are undefined until the host writes them. The request area moves
+ * (layoutOffset(FIELD_REQUEST)). Returns 0 or a status.
  */
 export function setItemCount(n: i32): i32 {
   return layoutItems(n);

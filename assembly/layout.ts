@@ -45,7 +45,9 @@ export function ensureMemory(end: u64): bool {
 
 /**
  * Lays the items region out for `n` items and initialises the scratch (every record's slot
- * NO_SLOT, excluded all 0). Records hold whatever memory held otherwise: the host writes them next.
+ * NO_SLOT, excluded all 0). Records hold whatever memory held otherwise: the items region always
+ * starts at arenaBase, so records below the previous count keep their values (hosts rely on it
+ * when the catalog grows); the host writes the rest next.
  * Returns 0, STATUS_BAD_ARGS (n outside 0..MAX_ITEMS) or STATUS_OUT_OF_MEMORY (layout unchanged).
  */
 export function layoutItems(n: i32): i32 {

@@ -418,6 +418,7 @@ export class CatalogView {
   #grow(needed: number): void {
     const capacity = Math.max(1024, Math.ceil((needed * 1.25) / 32) * 32);
     if (capacity <= this.#capacity) return;
+    const held = this.#capacity;
     const grow = <T extends Uint8Array | Uint32Array | Float32Array>(old: T, make: (n: number) => T, per = 1): T => {
       const out = make(capacity * per);
       out.set(old as never);
@@ -430,18 +431,15 @@ export class CatalogView {
     this.#popularity = grow(this.#popularity, (n) => new Float32Array(n));
     this.vectors = grow(this.vectors, (n) => new Float32Array(n), VECTOR_DIM);
     this.#capacity = capacity;
-    if (!this.#building) this.#sendAll();
+    if (!this.#building) this.#ranker.growItems(this.#itemArrays(), held);
+  }
+
+  #itemArrays() {
+    return { flags: this.flags, type: this.#type, published: this.published, ends: this.#ends, popularity: this.#popularity, vectors: this.vectors };
   }
 
   #sendAll(): void {
-    this.#ranker.setItems({
-      flags: this.flags,
-      type: this.#type,
-      published: this.published,
-      ends: this.#ends,
-      popularity: this.#popularity,
-      vectors: this.vectors,
-    });
+    this.#ranker.setItems(this.#itemArrays());
   }
 
   #rebuildLatest(): void {

@@ -154,6 +154,19 @@ export class WasmRanker implements Ranker {
   }
 
   setItems(items: ItemArrays): void {
+    this.#layItems(items, 0);
+  }
+
+  /**
+   * The kernel's items region starts at the arena's first byte whatever n (layout.ts), and a new
+   * layout only resets each record's slot: the records below the count held stay as written.
+   */
+  growItems(items: ItemArrays, held: number): void {
+    this.#layItems(items, items.flags.length >= this.#itemCount ? Math.max(0, Math.min(held, this.#itemCount)) : 0);
+  }
+
+  /** Lays the kernel out for the arrays' n items and writes the records from `from` on. */
+  #layItems(items: ItemArrays, from: number): void {
     const problem = itemArraysProblem(items);
     if (problem) throw rankerError(problem);
     const n = items.flags.length;
@@ -168,7 +181,7 @@ export class WasmRanker implements Ranker {
     this.#refreshViews();
     this.#itemsOff = at(FIELD_ITEMS);
     const vectors = items.vectors && items.vectors.length > 0 ? items.vectors : undefined;
-    for (let ix = 0; ix < n; ix++) {
+    for (let ix = from; ix < n; ix++) {
       this.#writeRecord(ix, items.flags[ix]!, items.type[ix]!, items.published[ix]!, items.ends[ix]!, vectors, ix * VECTOR_DIM);
       this.#f32[(this.#itemsOff + ix * RECORD_BYTES + REC_POPULARITY) >>> 2] = items.popularity[ix]!;
     }

@@ -122,6 +122,13 @@ export interface Ranker {
    * Throws AppError `internal` when lengths disagree or n > MAX_ITEMS.
    */
   setItems(items: ItemArrays): void;
+  /**
+   * setItems for a catalog that grew: the arrays hold what the ranker already holds for the
+   * first `held` items (n at the last setItems, and every updateItem and setPopularity since), so
+   * only the items from `held` on need writing. A catalog of 1,000,000 items rewrote every record
+   * (each vector quantized again) inside one batch at each growth. Same errors as setItems.
+   */
+  growItems(items: ItemArrays, held: number): void;
   /** Replaces one item's resident values (ix < n). Throws AppError `internal` on a bad ix or vector. */
   updateItem(ix: number, item: ItemUpdate): void;
   /** Replaces the popularity prior only (length n). Throws AppError `internal` on a bad length. */
@@ -275,6 +282,11 @@ export class ReferenceRanker implements Ranker {
       popularity: items.popularity.slice(),
       ...quantizeAll(items.vectors, n),
     };
+  }
+
+  /** The reference holds copies: it takes them all. */
+  growItems(items: ItemArrays): void {
+    this.setItems(items);
   }
 
   updateItem(ix: number, item: ItemUpdate): void {

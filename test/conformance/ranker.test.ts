@@ -355,6 +355,41 @@ function rankerSuite(name: string, make: () => Ranker): void {
       assertRanks(r, request([], { pool: u32(49_999, 2), popularityWeight: 1 }), [2], [0]);
     });
 
+    test('growItems keeps what was held below `held` (updates included) and takes the new items from the arrays', () => {
+      const n = 50_000;
+      const arrays = itemsOf(n, { popularity: Float32Array.from({ length: n }, (_, i) => (i % 7) + 1), published: Uint32Array.from({ length: n }, (_, i) => NOW - i * 60) });
+      const vectors = new Float32Array(n * VECTOR_DIM);
+      for (let i = 0; i < n * VECTOR_DIM; i++) vectors[i] = Math.sin(i);
+      arrays.vectors = vectors;
+      const held = 1000;
+      const grown = make();
+      grown.setItems({ flags: arrays.flags.slice(0, held), type: arrays.type.slice(0, held), published: arrays.published.slice(0, held), ends: arrays.ends.slice(0, held), popularity: arrays.popularity.slice(0, held), vectors: vectors.slice(0, held * VECTOR_DIM) });
+      // A change after the layout, mirrored in the arrays as a catalog view keeps them.
+      const update = { flags: ITEM_IN_CATALOG, type: 0, published: 0, ends: 0, vector: null };
+      grown.updateItem(3, update);
+      arrays.flags[3] = update.flags;
+      arrays.published[3] = 0;
+      vectors.fill(0, 3 * VECTOR_DIM, 4 * VECTOR_DIM);
+      grown.growItems(arrays, held);
+      const whole = make();
+      whole.setItems(arrays);
+      const context = Float32Array.from({ length: VECTOR_DIM }, (_, d) => Math.cos(d));
+      const input = request([{ weight: 1, neighbours: [[3, 5], [2, 1], [999, 2], [1000, 2], [49_999, 3]] }], {
+        pool: u32(0, 3, 998, 1001, 25_000, 49_998),
+        popularityWeight: 0.5,
+        recencyWeight: 0.25,
+        recencyHalfLifeSec: 24 * HOUR,
+        contentWeight: 1,
+        context,
+        k: 20,
+      });
+      const expected = whole.rank(input);
+      const [ix, score] = [[...expected.ix], [...expected.score]];
+      assert.ok(!ix.includes(3), 'the disabled item stays out after the growth');
+      assert.ok(ix.includes(1000) && ix.includes(49_999), 'items past the held ones are ranked');
+      assertRanks(grown, input, ix, score);
+    });
+
     test('setPopularity replaces the popularity prior only', () => {
       const r = make();
       r.setItems(itemsOf(3, { popularity: Float32Array.of(1, 2, 3) }));
