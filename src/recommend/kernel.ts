@@ -182,7 +182,10 @@ export class WasmRanker implements Ranker {
     this.#itemsOff = at(FIELD_ITEMS);
     const vectors = items.vectors && items.vectors.length > 0 ? items.vectors : undefined;
     for (let ix = from; ix < n; ix++) {
-      this.#writeRecord(ix, items.flags[ix]!, items.type[ix]!, items.published[ix]!, items.ends[ix]!, vectors, ix * VECTOR_DIM);
+      // An ix not in the catalog (the view's headroom: a fifth of a grown layout) is never a
+      // candidate the kernel scores, so its vector is not quantized: zeros, as for no vector.
+      const flags = items.flags[ix]!;
+      this.#writeRecord(ix, flags, items.type[ix]!, items.published[ix]!, items.ends[ix]!, flags === 0 ? undefined : vectors, ix * VECTOR_DIM);
       this.#f32[(this.#itemsOff + ix * RECORD_BYTES + REC_POPULARITY) >>> 2] = items.popularity[ix]!;
     }
   }
