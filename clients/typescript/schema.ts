@@ -2022,6 +2022,12 @@ export interface components {
             [key: string]: unknown;
           };
         };
+        catalog?: {
+          applied_position: number;
+          log_position: number;
+          lag_changes: number;
+          [key: string]: unknown;
+        };
         [key: string]: unknown;
       } | null;
       trained_model?: {
