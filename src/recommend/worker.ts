@@ -6,7 +6,6 @@
  * the others of its batch are still answered.
  */
 import { parentPort, threadId, workerData } from 'node:worker_threads';
-import { Piscina } from 'piscina';
 import type { Config } from '../config/types.ts';
 import { Store } from '../store/open.ts';
 import { Engine } from './engine.ts';
@@ -43,11 +42,6 @@ const handlers: NoticeHandlers = {
 };
 parentPort!.postMessage({ [ENGINE_BUILT]: threadId });
 
-/** The reply with its packed arrays transferred, not copied (Piscina's transferable protocol). */
-function moved(reply: BatchReply): BatchReply {
-  const movable = { [Piscina.transferableSymbol]: [reply.ix.buffer, reply.layout.buffer], [Piscina.valueSymbol]: reply };
-  return Piscina.move(movable as unknown as Parameters<typeof Piscina.move>[0]) as unknown as BatchReply;
-}
 
 export default function rankBatch({ deadlineAt, tasks, notices }: RankBatch): BatchReply {
   // lmdb-js renews its read snapshot on a timer, which a Piscina worker waiting on Atomics may
@@ -60,7 +54,7 @@ export default function rankBatch({ deadlineAt, tasks, notices }: RankBatch): Ba
   const outcomes: BatchOutcome[] = [];
   if (now >= deadlineAt) {
     for (let i = 0; i < tasks.length; i++) outcomes.push({ expired: true });
-    return moved(packReply(threadId, reader.seq, outcomes));
+    return packReply(threadId, reader.seq, outcomes);
   }
   engine.sync(now);
   for (const task of tasks) {
@@ -70,5 +64,5 @@ export default function rankBatch({ deadlineAt, tasks, notices }: RankBatch): Ba
       outcomes.push({ failed: err instanceof Error ? (err.stack ?? err.message) : String(err) });
     }
   }
-  return moved(packReply(threadId, reader.seq, outcomes));
+  return packReply(threadId, reader.seq, outcomes);
 }
