@@ -4,7 +4,7 @@
 // Prints one JSON line: rows, ms, rows/s, and memory: VmHWM (peak RSS of the process), and the
 // peaks of anonymous memory (heap, buffers) and of file-backed pages (LMDB's memory map) sampled
 // every 100 ms from /proc/self/status.
-import { copyFileSync, createReadStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, createReadStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse';
@@ -14,6 +14,7 @@ import { runImport } from '../src/ingest/imports/run-import.ts';
 import { Catalog } from '../src/store/catalog.ts';
 import { getImport, newImportId, putImport } from '../src/store/imports.ts';
 import { Store } from '../src/store/open.ts';
+import { procStatusKb } from './wrk-runner.ts';
 
 const [mode, file] = process.argv.slice(2);
 if ((mode !== 'csv-parse' && mode !== 'import') || !file) {
@@ -21,10 +22,7 @@ if ((mode !== 'csv-parse' && mode !== 'import') || !file) {
   process.exit(2);
 }
 
-function statusKb(field: string): number {
-  const match = new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync('/proc/self/status', 'utf8'));
-  return match ? Number(match[1]) : 0;
-}
+const statusKb = (field: string) => procStatusKb('self', field)[field] ?? 0;
 let peakAnonKb = 0;
 let peakFileKb = 0;
 const sampler = setInterval(() => {

@@ -186,7 +186,7 @@ console.log(
     `CPU µs per row to done: ${byThread(served.cpuUsPerRow)}; to the builder's catch-up: ${byThread(served.cpuUsPerRowCaughtUp)}; ` +
     `RssAnon ${served.idleAnonMb} MB before, peak ${served.peakAnonMb} MB (to the catch-up), ${served.restartedAnonMb} MB restarted on the imported catalog`,
 );
-console.log('peak RSS = VmHWM of the process; anon = heap and buffers (served: the whole service, a 1,000,000-item catalog resident included); LMDB map = file-backed pages of the database map (page cache the kernel can reclaim)');
+console.log('peak RSS = VmHWM of the process; anon = heap and buffers (served: the whole service, the imported catalog resident included); LMDB map = file-backed pages of the database map (page cache the kernel can reclaim)');
 if (process.env.BENCH_JSON === '1') {
   for (const row of [...feedRows, ...importRows]) console.log(JSON.stringify({ ...row, node: process.version, cpu: cpus()[0]?.model }));
 }

@@ -41,6 +41,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { MsSummaryWire } from '../src/http/routes/health.ts';
+import { GC_BUCKETS_MS, OVER_5_MS_BUCKET } from '../src/metrics/gc-pauses.ts';
 import { DEFAULT_OPTIONS, generateEventBatches, type DatasetOptions } from '../scripts/synthetic/dataset.ts';
 import { fetchToken, loadDataset, tokenSource } from '../scripts/synthetic/load.ts';
 import { getToken } from '../test/helpers/auth.ts';
@@ -56,6 +57,7 @@ import {
   percentile,
   PIN,
   pinned,
+  procStatusKb,
   round3,
   runBench,
   SERVER_CORE,
@@ -368,8 +370,8 @@ interface ThreadPauses {
   longestUpToMs: number;
 }
 
-/** GC_BUCKETS_MS of src/metrics/gc-pauses.ts, as /health counts them. */
-const GC_BUCKET_BOUNDS_MS = [1, 2, 5, 10, 20, 50, 100, 250, 1000, Infinity];
+/** The upper bound of each bucket /health counts pauses in; the last holds the longer ones. */
+const GC_BUCKET_BOUNDS_MS = [...GC_BUCKETS_MS, Infinity];
 
 async function gcPausesByThread(url: string): Promise<Record<string, number[]>> {
   const health = (await (await fetch(`${url}/health`)).json()) as { process?: { gc_pauses?: Record<string, { buckets: number[] }> } };
@@ -381,7 +383,7 @@ function pausesBetween(before: Record<string, number[]>, after: Record<string, n
   for (const [thread, buckets] of Object.entries(after)) {
     const delta = buckets.map((n, b) => n - (before[thread]?.[b] ?? 0));
     const last = delta.findLastIndex((n) => n > 0);
-    out[thread] = { count: delta.reduce((a, n) => a + n, 0), over5Ms: delta.slice(GC_BUCKET_BOUNDS_MS.indexOf(5) + 1).reduce((a, n) => a + n, 0), longestUpToMs: last < 0 ? 0 : GC_BUCKET_BOUNDS_MS[last]! };
+    out[thread] = { count: delta.reduce((a, n) => a + n, 0), over5Ms: delta.slice(OVER_5_MS_BUCKET).reduce((a, n) => a + n, 0), longestUpToMs: last < 0 ? 0 : GC_BUCKET_BOUNDS_MS[last]! };
   }
   return out;
 }
@@ -507,9 +509,8 @@ async function roundAffinity(prepared: Prepared, contextFile: string, contexts: 
 
 /** VmRSS and RssAnon of a process, in MB. */
 function residentMemory(pid: number): { rssMb: number; rssAnonMb: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-  return { rssMb: kb('VmRSS') / 1024, rssAnonMb: kb('RssAnon') / 1024 };
+  const { VmRSS = NaN, RssAnon = NaN } = procStatusKb(pid, 'VmRSS', 'RssAnon');
+  return { rssMb: VmRSS / 1024, rssAnonMb: RssAnon / 1024 };
 }
 
 const round1 = (x: number) => Number(x.toFixed(1));

@@ -8,11 +8,10 @@
 // over the import alone and with the builder's catch-up. Then the service restarts on the imported data and its
 // RssAnon once ready is what a catalog of that size keeps resident. Used by ingest.bench.ts.
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { getToken } from '../test/helpers/auth.ts';
 import { startServer } from '../test/helpers/server.ts';
-import { cpuPerRequest, LOAD_CORE, PIN, SERVER_CORE, threadTicks } from './wrk-runner.ts';
+import { cpuPerRequest, LOAD_CORE, PIN, procStatusKb, SERVER_CORE, threadTicks } from './wrk-runner.ts';
 
 export interface ServedImport {
   rows: number;
@@ -36,14 +35,8 @@ export interface ServedImport {
   cpuUsPerRowCaughtUp: Record<string, number>;
 }
 
-function statusMb(pid: number, field: string): number {
-  try {
-    const m = new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Math.round(Number(m[1]) / 1024) : 0;
-  } catch {
-    return 0;
-  }
-}
+/** A /proc status field of `pid` in MB (0 once the process is gone). */
+const statusMb = (pid: number, field: string) => Math.round((procStatusKb(pid, field)[field] ?? 0) / 1024);
 
 function pin(pid: number): void {
   if (PIN) spawnSync('taskset', ['-a', '-p', '-c', SERVER_CORE, String(pid)]);

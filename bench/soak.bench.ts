@@ -15,11 +15,12 @@
 // most 10 minutes) grows under 5% to the end (mean of the last three samples against the mean
 // of the three after warm-up). Exit code 1 on a failed verdict or any request error.
 import http from 'node:http';
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { getToken } from '../test/helpers/auth.ts';
 import { startServer } from '../test/helpers/server.ts';
+import { procStatusKb } from './wrk-runner.ts';
 
 const { values } = parseArgs({
   options: { minutes: { type: 'string', default: '60' }, 'interval-sec': { type: 'string', default: '30' }, users: { type: 'string', default: '2000' } },
@@ -154,7 +155,7 @@ const p99 = (xs: number[]) => {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))]!;
 };
 const mb = (bytes: number) => (bytes / 1024 ** 2).toFixed(1);
-const procKb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync(`/proc/${server.proc.pid}/status`, 'latin1'))?.[1] ?? NaN);
+const procKb = (field: string) => procStatusKb(server.proc.pid!, field)[field] ?? NaN;
 
 interface Sample {
   min: number;

@@ -7,8 +7,8 @@
 // default model (model/sparse-autoencoder.ts). The parent samples the child's RssAnon every
 // 50 ms. The child prints its phases; the bench prints one table.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { procStatusKb } from './wrk-runner.ts';
 
 if (process.argv[2] === '--child') {
   const items = Number(process.argv[3]);
@@ -66,14 +66,9 @@ for (const items of sizes) {
   const child = spawn('nice', ['-n', '19', process.execPath, '--import', 'tsx', import.meta.filename, '--child', String(items)], { stdio: ['ignore', 'pipe', 'inherit'] });
   let peakAnon = 0;
   const sampler = setInterval(() => {
-    try {
-      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
-      // `nice` execs node, so the pid is node's.
-      const kb = Number(/RssAnon:\s+(\d+)/.exec(status)?.[1] ?? 0);
-      if (kb * 1024 > peakAnon) peakAnon = kb * 1024;
-    } catch {
-      // exited
-    }
+    // `nice` execs node, so the pid is node's; an exited child reads as 0.
+    const kb = procStatusKb(child.pid!, 'RssAnon').RssAnon ?? 0;
+    if (kb * 1024 > peakAnon) peakAnon = kb * 1024;
   }, 50);
   let out = '';
   child.stdout!.on('data', (chunk) => (out += chunk));

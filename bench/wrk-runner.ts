@@ -149,6 +149,25 @@ function threadNiceness(pid: number, tid: string): number {
   }
 }
 
+/**
+ * Fields of /proc/<pid>/status in kB (RssAnon, RssFile, VmRSS, VmHWM, ...); a field absent, or
+ * the process gone, is left out. `self`: the calling process.
+ */
+export function procStatusKb(pid: number | 'self', ...fields: string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  let status: string;
+  try {
+    status = readFileSync(`/proc/${pid}/status`, 'latin1');
+  } catch {
+    return out;
+  }
+  for (const field of fields) {
+    const kb = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1];
+    if (kb !== undefined) out[field] = Number(kb);
+  }
+  return out;
+}
+
 export function threadTicks(pid: number): Map<string, number> {
   const ticks = new Map<string, number>();
   let tids: string[] = [];

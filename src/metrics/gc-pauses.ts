@@ -17,6 +17,8 @@ export type GcThread = (typeof GC_THREADS)[number];
 
 /** Bucket upper bounds, ms: 5 is issue 11's bound; a niced thread's collection can take seconds. */
 export const GC_BUCKETS_MS = [1, 2, 5, 10, 20, 50, 100, 250, 1000];
+/** The first bucket of the pauses longer than 5 ms. */
+export const OVER_5_MS_BUCKET = GC_BUCKETS_MS.indexOf(5) + 1;
 const CHANNEL = 'affinity:gc-pauses';
 
 interface PauseMessage {
@@ -37,14 +39,10 @@ function channelOf(): BroadcastChannel {
   return channel;
 }
 
-/** In a worker thread with an event loop: posts the pauses of its collections, as `thread`, until the returned stop. */
-export function reportGcPauses(thread: Exclude<GcThread, 'main' | 'ranking'>): () => void {
+/** In a worker thread with an event loop: posts the pauses of its collections, as `thread`, for the thread's life. */
+export function reportGcPauses(thread: Exclude<GcThread, 'main' | 'ranking'>): void {
   const channel = channelOf();
-  const observer = observe((ms) => channel.postMessage({ thread, ms } satisfies PauseMessage));
-  return () => {
-    observer.disconnect();
-    channel.close();
-  };
+  observe((ms) => channel.postMessage({ thread, ms } satisfies PauseMessage));
 }
 
 /** How often GcPauseSampler posts what it collected. */
@@ -116,11 +114,10 @@ export class GcPauses {
   }
 
   summary(): Record<GcThread, GcPauseSummary> {
-    const over = GC_BUCKETS_MS.indexOf(5) + 1;
     const out = {} as Record<GcThread, GcPauseSummary>;
     for (const [thread, t] of this.#byThread) {
       const buckets = Array.from(t.buckets);
-      out[thread] = { count: t.count, over5Ms: buckets.slice(over).reduce((a, b) => a + b, 0), maxMs: Math.round(t.maxMs * 1000) / 1000, buckets };
+      out[thread] = { count: t.count, over5Ms: buckets.slice(OVER_5_MS_BUCKET).reduce((a, b) => a + b, 0), maxMs: Math.round(t.maxMs * 1000) / 1000, buckets };
     }
     return out;
   }

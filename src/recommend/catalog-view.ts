@@ -438,13 +438,9 @@ export class CatalogView {
     return { flags: this.flags, type: this.#type, published: this.published, ends: this.#ends, popularity: this.#popularity, vectors: this.vectors };
   }
 
-  #sendAll(): void {
-    this.#ranker.setItems(this.#itemArrays());
-  }
-
   #rebuildLatest(): void {
     this.#building = false;
-    this.#sendAll();
+    this.#ranker.setItems(this.#itemArrays());
     this.latest = newestFirst(this.published, this.flags, this.#capacity, LATEST_SIZE);
     this.#inLatest = new Set(this.latest);
     this.#latestList = undefined;

@@ -44,6 +44,12 @@ export interface HealthExtras {
   requestCounterFlush?: MsHistogram;
 }
 
+/** A position applied and the end of its feed (this thread's snapshot may be older than the report). */
+function positionsToWire(applied: number, feedEnd = applied) {
+  const end = Math.max(applied, feedEnd);
+  return { applied_position: applied, log_position: end, lag_changes: end - applied };
+}
+
 const msToWire = (s: MsSummary) => ({ count: s.count, p50: s.p50Ms, p99: s.p99Ms, max: s.maxMs });
 /** A timing summary as /health shows it (`flush_ms`), for its readers (benchmarks, tests). */
 export type MsSummaryWire = ReturnType<typeof msToWire>;
@@ -75,10 +81,7 @@ export function registerHealthRoute(server: HttpServer, builder: ModelBuilder, t
             skipped: stats.skipped,
             // The item layout (filter arrays, content vectors, item view records) of catalog changes:
             // a ranking worker applies a change itself at once; the builder's copy is what a start reads.
-            catalog: (() => {
-              const end = Math.max(stats.catalogPosition, catalog?.lastChangeSeq() ?? stats.catalogPosition);
-              return { applied_position: stats.catalogPosition, log_position: end, lag_changes: end - stats.catalogPosition };
-            })(),
+            catalog: positionsToWire(stats.catalogPosition, catalog?.lastChangeSeq()),
             environments: Object.fromEntries(
               Object.entries(stats.positions).map(([environment, applied]) => {
                 const newest = stats.newestEventAt[environment];
