@@ -6,6 +6,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = join(import.meta.dirname, '..');
+// Before anything else, production installs included: the store's native module (see the script).
+spawnSync(process.execPath, [join(import.meta.dirname, 'lmdb-freelist-fix.mjs')], { cwd: root, stdio: 'inherit' });
 if (!existsSync(join(root, 'node_modules', 'typescript')) || !existsSync(join(root, 'node_modules', 'tsx'))) {
   console.error('affinity: build tools not installed (production install): skipping the build');
   process.exit(0);

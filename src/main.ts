@@ -8,6 +8,7 @@ import { ConfigError, loadConfig } from './config/load.ts';
 import type { Config } from './config/types.ts';
 import { PortUnavailableError } from './http/server.ts';
 import { startService } from './service.ts';
+import { lmdbBuild } from './store/lmdb-build.ts';
 
 let config: Config;
 try {
@@ -28,6 +29,13 @@ const service = await startService(config, log).catch((err: unknown) => {
 // How V8 collects garbage was decided on node's command line (bin/affinity-serve).
 const gc = process.execArgv.includes('--single-threaded-gc') ? 'single-threaded' : 'parallel';
 log.info({ port: service.port, dataDir: config.store.dataDir, gc }, 'listening');
+const lmdb = lmdbBuild();
+if (!lmdb.freelistFixed) {
+  log.warn(
+    { module: lmdb.module },
+    "lmdb runs its prebuilt native module, without the free-list fix: a commit on a large store can fail or the process abort (install a C compiler, make and Python, then run 'node scripts/lmdb-freelist-fix.mjs')",
+  );
+}
 /**
  * The graceful stop, then exit: `exitCode` once stopped (1 if the stop fails). Whatever hangs in
  * the stop, the process still ends: the drain has its own timeout, this covers the builder and

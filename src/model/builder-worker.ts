@@ -26,6 +26,7 @@ import { RequestCountsWriter } from './request-counts.ts';
 import { nameThread } from '../thread-name.ts';
 import { reportGcPauses } from '../metrics/gc-pauses.ts';
 import { threadCpuClock } from '../thread-cpu.ts';
+import { transactionSyncRetried } from '../store/commit.ts';
 
 export interface BuilderWorkerData {
   store: StoreConfig;
@@ -193,7 +194,8 @@ function flush(withLayout: boolean): void {
   }
   const eventPositions = { ...positions };
   const newest = { ...newestApplied };
-  store.modelRoot.transactionSync(() => {
+  // Every write reads what it adds to inside the transaction, so an aborted try can run again.
+  transactionSyncRetried(store.modelRoot, () => {
     for (const write of writes) write();
     // Only a position that moved: a flush without events (the lists at start, a new hour) writes
     // nothing a request did not cause.

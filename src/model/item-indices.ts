@@ -6,6 +6,7 @@
  */
 import { ensureItemIndex, saveNextIx } from '../store/item-index.ts';
 import type { Store } from '../store/open.ts';
+import { transactionSyncRetried } from '../store/commit.ts';
 
 const MAX_CACHED = 2_000_000;
 
@@ -61,8 +62,9 @@ export class ItemIndices {
     }
     if (missing.length === 0) return ixs;
     // One read of the next free index for the chunk, not one read and one write per new item.
-    const nextIx = new Map<string, number>();
-    this.#store.root.transactionSync(() => {
+    transactionSyncRetried(this.#store.root, () => {
+      // Inside: a retried transaction must read the counters again, not reuse the aborted try's.
+      const nextIx = new Map<string, number>();
       for (const i of missing) ixs[i] = ensureItemIndex(this.#store, environment, items[i]![0], items[i]![1], nextIx);
       saveNextIx(this.#store, nextIx);
     });

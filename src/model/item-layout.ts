@@ -29,6 +29,7 @@ import {
 } from '../store/model.ts';
 import type { Key } from 'lmdb';
 import type { Store } from '../store/open.ts';
+import { transactionSyncRetried } from '../store/commit.ts';
 import {
   ITEM_VIEW_CHUNK_ITEMS,
   decodeChunk,
@@ -209,7 +210,7 @@ export class ItemLayoutState {
       let next = progress?.fingerprint === fingerprint ? progress.next : 0;
       if (next === 0) {
         const stale = [...state.getKeys({ start: itemViewChunkKey(environment, 0), end: itemViewChunkKey(environment, 0xffffffff) })];
-        state.transactionSync(() => {
+        transactionSyncRetried(state, () => {
           for (const key of stale) state.remove(key);
           state.remove(fingerprintKey);
         });
@@ -220,7 +221,7 @@ export class ItemLayoutState {
       const write = (done = false) => {
         const batch = pending;
         pending = [];
-        state.transactionSync(() => {
+        transactionSyncRetried(state, () => {
           for (const [c, chunk] of batch) state.put(itemViewChunkKey(environment, c), chunk);
           if (!done) return void state.put(progressKey, { fingerprint, next });
           state.remove(progressKey);
@@ -287,7 +288,7 @@ export class ItemLayoutState {
           const vector = stored ? contentVector(stored.item) : null;
           if (vector) chunks.of(ix).set(vector, (ix % VECTOR_CHUNK_ITEMS) * VECTOR_DIM);
         }
-        this.#store.modelRoot.transactionSync(() => {
+        transactionSyncRetried(this.#store.modelRoot, () => {
           for (const [c, chunk] of chunks.read) writeVectorChunk(this.#store, environment, c, chunk);
           for (const key of legacy) model.remove(key);
         });

@@ -20,6 +20,7 @@
 import { createHash } from 'node:crypto';
 import type { Store } from '../store/open.ts';
 import { ConsumptionTable } from './consumption-table.ts';
+import { transactionSyncRetried } from '../store/commit.ts';
 
 /** What the log has said so far, as one pass of model/training-data.ts holds it. */
 export interface TrainingPass {
@@ -144,7 +145,7 @@ const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex
 export function writeTrainingSnapshot(store: Store, env: string, fingerprint: string, position: number, encoded: Buffer): TrainingSnapshotMeta {
   const chunks = Math.ceil(encoded.length / CHUNK_BYTES);
   const meta: TrainingSnapshotMeta = { format: FORMAT, position, fingerprint, bytes: encoded.length, chunks, sha256: sha256(encoded) };
-  store.modelRoot.transactionSync(() => {
+  transactionSyncRetried(store.modelRoot, () => {
     const previous = store.modelState.get(metaKey(env)) as TrainingSnapshotMeta | undefined;
     for (let i = 0; i < chunks; i++) store.model.put(chunkKey(env, i), encoded.subarray(i * CHUNK_BYTES, (i + 1) * CHUNK_BYTES));
     for (let i = chunks; i < (previous?.chunks ?? 0); i++) store.model.remove(chunkKey(env, i));

@@ -10,6 +10,7 @@ import type { Item, StoredItem } from '../domain/item.ts';
 import { ensureItemIndex, saveNextIx } from './item-index.ts';
 import { signalStoreChange } from './change-signal.ts';
 import type { Store } from './open.ts';
+import { transactionRetried } from './commit.ts';
 
 export type CatalogOp = 'create' | 'update' | 'enable' | 'disable' | 'delete';
 
@@ -274,7 +275,7 @@ export class Catalog {
   #commit<T>(write: () => T): Promise<T> {
     // A put made after this write must not join a batch queued before it (it would commit first).
     this.#openPuts = undefined;
-    return this.#store.root.transaction(write).then((result) => {
+    return transactionRetried(this.#store.root, write).then((result) => {
       signalStoreChange();
       return result;
     });

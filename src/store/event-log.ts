@@ -11,6 +11,7 @@ import type { TrackedEvent } from '../domain/event.ts';
 import type { Database } from 'lmdb';
 import { signalStoreChange } from './change-signal.ts';
 import type { Store } from './open.ts';
+import { transactionRetried } from './commit.ts';
 
 /** One logged event: `t` is the acceptance time (Unix ms), `e` the event as sent. */
 export interface StoredEvent {
@@ -71,7 +72,7 @@ export class EventLog {
     acceptedAtMs?: number,
   ): Promise<{ stored: number; duplicates: number }> {
     const s = this.#store;
-    const committed = s.root.transaction(() => {
+    const committed = transactionRetried(s.root, () => {
       const first = (s.meta.get(EVENT_SEQ) ?? 0) + 1;
       let kept: TrackedEvent[] | undefined;
       for (let i = 0; i < events.length; i++) {

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import type { Config } from '../config/types.ts';
 import { DEFAULT_INTERVAL_SEC, parseInterval, type FeedDefinition, type FeedStatus } from '../domain/feed.ts';
 import type { Store } from './open.ts';
+import { transactionRetried } from './commit.ts';
 
 const KEY_END = '\uffff';
 
@@ -31,7 +32,7 @@ export function getFeed(store: Store, environment: string, feedId: string): Feed
 
 /** Creates or replaces a definition; resolves `created` or `replaced` once committed. */
 export function putFeed(store: Store, def: FeedDefinition): Promise<'created' | 'replaced'> {
-  return store.root.transaction(() => {
+  return transactionRetried(store.root, () => {
     const key = [def.environment, def.feedId];
     const existing = store.feeds.get(key) as FeedDefinition | undefined;
     store.feeds.put(key, existing ? { ...def, createdAt: existing.createdAt } : def);
@@ -41,7 +42,7 @@ export function putFeed(store: Store, def: FeedDefinition): Promise<'created' | 
 
 /** Removes a definition with its status and poll request; resolves false when unknown. */
 export function removeFeed(store: Store, environment: string, feedId: string): Promise<boolean> {
-  return store.root.transaction(() => {
+  return transactionRetried(store.root, () => {
     if (store.feeds.get([environment, feedId]) === undefined) return false;
     store.feeds.remove([environment, feedId]);
     store.feedState.remove(['status', environment, feedId]);
@@ -84,7 +85,7 @@ function sameDefinition(a: FeedDefinition, b: FeedDefinition): boolean {
  */
 export function syncConfigFeeds(store: Store, environments: Config['environments']): Promise<string[]> {
   const now = new Date().toISOString();
-  return store.root.transaction(() => {
+  return transactionRetried(store.root, () => {
     const replaced: string[] = [];
     const wanted = new Map<string, FeedDefinition>();
     for (const [environment, env] of Object.entries(environments)) {
@@ -115,7 +116,7 @@ export function getFeedStatus(store: Store, environment: string, feedId: string)
 
 /** Writes a poll's status, unless the feed was removed meanwhile (resolves false then). */
 export function writeFeedStatus(store: Store, environment: string, feedId: string, status: FeedStatus): Promise<boolean> {
-  return store.root.transaction(() => {
+  return transactionRetried(store.root, () => {
     if (store.feeds.get([environment, feedId]) === undefined) return false;
     store.feedState.put(['status', environment, feedId], status);
     return true;

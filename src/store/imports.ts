@@ -7,6 +7,7 @@
  */
 import { v7 as uuidv7 } from 'uuid';
 import type { Store } from './open.ts';
+import { transactionRetried } from './commit.ts';
 
 /** `json` covers both an array and one object per line (told apart by the first character). */
 export type ImportFormat = 'csv' | 'json' | 'xml';
@@ -85,7 +86,7 @@ export interface RejectedRow {
 
 /** Removes the records of uploads that never completed (the process stopped while receiving). */
 export function removeInterruptedUploads(store: Store): Promise<number> {
-  return store.root.transaction(() => {
+  return transactionRetried(store.root, () => {
     let removed = 0;
     for (const { key, value } of store.imports.getRange()) {
       if ((value as ImportRecord).state !== 'receiving') continue;

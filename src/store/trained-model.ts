@@ -23,6 +23,7 @@
 import type { Store } from './open.ts';
 import type { SparseRows } from '../model/sparse-autoencoder.ts';
 import { bytesOf, copyU32 } from './model.ts';
+import { transactionSyncRetried } from './commit.ts';
 
 export interface TrainedModelMeta {
   /** Increasing per environment; rows of other versions are never read for this one. */
@@ -77,12 +78,12 @@ const ROWS_PER_TRANSACTION = 2048;
  */
 export function writeTrainedVersion(store: Store, env: string, version: number, items: Uint32Array, rows: SparseRows): void {
   const n = items.length;
-  store.modelRoot.transactionSync(() => {
+  transactionSyncRetried(store.modelRoot, () => {
     store.model.put(trainedItemsKey(env, version), bytesOf(items));
     store.model.put(trainedLayoutKey(env, version), bytesOf(Uint32Array.of(COLUMN_PAIRS)));
   });
   for (let start = 0; start < n; start += ROWS_PER_TRANSACTION) {
-    store.modelRoot.transactionSync(() => {
+    transactionSyncRetried(store.modelRoot, () => {
       for (let c = start; c < Math.min(n, start + ROWS_PER_TRANSACTION); c++) {
         const from = rows.offsets[c]!;
         const length = rows.offsets[c + 1]! - from;
@@ -106,7 +107,7 @@ function encodeColumnPairs(cols: ArrayLike<number>, weights: ArrayLike<number>):
 
 /** Points `current` at a written version in one transaction; returns the version it replaced. */
 export function switchTrainedVersion(store: Store, env: string, meta: TrainedModelMeta): number | undefined {
-  return store.modelRoot.transactionSync(() => {
+  return transactionSyncRetried(store.modelRoot, () => {
     const previous = readTrainedMeta(store, env)?.version;
     store.modelState.put(trainedCurrentKey(env), meta);
     return previous;
@@ -121,7 +122,7 @@ export function removeTrainedVersions(store: Store, env: string, keep: number | 
     if (typeof version === 'number' && version !== keep) doomed.push(key as unknown[]);
   }
   for (let start = 0; start < doomed.length; start += ROWS_PER_TRANSACTION) {
-    store.modelRoot.transactionSync(() => {
+    transactionSyncRetried(store.modelRoot, () => {
       for (const key of doomed.slice(start, start + ROWS_PER_TRANSACTION)) store.model.remove(key as never);
     });
   }
