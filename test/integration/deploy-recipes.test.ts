@@ -19,6 +19,11 @@ test('the Dockerfile builds in one stage and runs the build in another, non-root
   for (const [, built] of dockerfile.matchAll(/^COPY --from=build \/app\/(\S+)/gm)) {
     assert.ok(existsSync(join(ROOT, built!)), `/app/${built} exists after the build`);
   }
+  // The install rebuilds lmdb with the free-list fix (scripts/lmdb-freelist-fix.mjs): it needs a
+  // compiler, make and Python in the build stage, before npm ci.
+  const buildStage = dockerfile.slice(0, dockerfile.lastIndexOf('\nFROM '));
+  const toolchain = buildStage.search(/^RUN .*apt-get install .*build-essential.*python3/m);
+  assert.ok(toolchain >= 0 && toolchain < buildStage.search(/^RUN npm ci/m), 'build-essential and python3 installed before npm ci');
   assert.match(dockerfile, /^USER node$/m);
   assert.match(dockerfile, /^HEALTHCHECK .*\n.*\/ready/m);
   assert.match(dockerfile, /^CMD \["bin\/affinity-serve"\]$/m);
