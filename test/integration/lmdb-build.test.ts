@@ -1,6 +1,7 @@
 // The store's native module (scripts/lmdb-freelist-fix.mjs, store/lmdb-build.ts): the install
 // builds lmdb with the free-list fix and the service runs that build; a service on lmdb's prebuilt
-// module (node-gyp-build's PREBUILDS_ONLY makes it load one) warns at start, naming the module.
+// module (node-gyp-build's PREBUILDS_ONLY makes it load one) warns at start, naming the module;
+// /health says which (process.lmdb).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startServer } from '../helpers/server.ts';
@@ -15,6 +16,8 @@ test('the service runs lmdb built with the free-list fix, and says nothing about
     const modules = [...new Set(maps.split('\n').map((l) => l.slice(l.indexOf('/'))).filter((p) => p.includes('lmdb') && p.endsWith('.node')))];
     assert.equal(modules.length, 1, modules.join(', '));
     assert.match(modules[0]!, /node_modules\/lmdb\/build\/Release\/lmdb\.node$/);
+    const health = (await (await fetch(`${server.url}/health`)).json()) as { process: { lmdb: unknown } };
+    assert.deepEqual(health.process.lmdb, { module: modules[0], freelist_fix: true });
   } finally {
     await server.close();
   }
@@ -26,6 +29,8 @@ test("a service on lmdb's prebuilt module warns at start, naming it", async () =
     const warned = warning(server.logs);
     assert.ok(warned, server.logs.join('\n'));
     assert.match(warned.module ?? '', /@lmdb\/lmdb-linux-x64|prebuilds/);
+    const health = (await (await fetch(`${server.url}/health`)).json()) as { process: { lmdb: unknown } };
+    assert.deepEqual(health.process.lmdb, { module: warned.module, freelist_fix: false });
   } finally {
     await server.close();
   }

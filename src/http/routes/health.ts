@@ -16,9 +16,14 @@ import type { Catalog } from '../../store/catalog.ts';
 import type { EventLog } from '../../store/event-log.ts';
 import { sendJson } from '../respond.ts';
 import type { HttpServer } from '../server.ts';
+import { lmdbBuild, type LmdbBuild } from '../../store/lmdb-build.ts';
+
+/** Read once: which native module lmdb-js mapped does not change while the process runs. */
+let lmdb: LmdbBuild | undefined;
 
 function processToWire(monitor: ProcessMonitor) {
   const s = monitor.stats();
+  lmdb ??= lmdbBuild();
   return {
     rss_bytes: s.rssBytes,
     rss_anon_bytes: s.rssAnonBytes ?? null,
@@ -29,6 +34,8 @@ function processToWire(monitor: ProcessMonitor) {
     gc_pauses: Object.fromEntries(
       Object.entries(s.gcPauses).map(([thread, p]) => [thread, { count: p.count, over_5ms: p.over5Ms, max_ms: p.maxMs, buckets: p.buckets }]),
     ),
+    // false: the prebuilt module, whose free-list bug can fail a commit or abort the process (store/lmdb-build.ts).
+    lmdb: { module: lmdb.module ?? null, freelist_fix: lmdb.freelistFixed },
   };
 }
 
