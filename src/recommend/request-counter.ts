@@ -23,6 +23,13 @@ const FLUSH_MS = 1000;
  */
 const ITEMS_AT_ONCE = 4096;
 const ITEMS_FLUSH_MS = 10_000;
+/**
+ * Per-item counts go at most this many to a post, the rest in posts on the next turns: taking a
+ * 1,000,000-item catalog's ten seconds of counts in one flush held the main thread 10 ms (the
+ * recommendations bench's periodic-commit figure; 4 ms at 100,000 items), and issue 12 asks for
+ * under 1 ms.
+ */
+export const ITEMS_PER_POST = 16_384;
 const SEP = '\u0000';
 const MS_PER_HOUR = 3_600_000;
 
@@ -58,6 +65,9 @@ export class RequestCounter {
   readonly #dimensionKeys = new Map<string, Map<string, string>>();
   readonly #timer: NodeJS.Timeout;
   #itemsFlushedAt = Date.now();
+  /** Per-item counts of the last items-due flush not posted yet, and the turn that posts more. */
+  #itemsLeft = 0;
+  #itemsPosting: NodeJS.Immediate | undefined;
   readonly #onFlushed: (ms: number) => void;
 
   /** `onFlushed`: how long each flush held this thread, ms (taking the counts and posting them). */
@@ -129,26 +139,55 @@ export class RequestCounter {
     // What each day counted since the last flush, taken out of its dense array, which stays for the
     // day's next requests: a new array per flush cost ~0.4 MB (at 100,000 items) allocated, grown
     // and collected every second, whatever the load.
-    const items: ItemTotals[] = [];
     if (itemsDue) {
-      const today = `${SEP}${dayOf(nowMs)}`;
-      for (const [id, counted] of this.#items) {
-        if (counted.touchedCount > 0) {
-          const [environment = '', day = ''] = id.split(SEP);
-          items.push({ environment, day, ...counted.take() });
-        }
-        // A past day's counts are taken whole with this flush: its array goes.
-        if (!id.endsWith(today)) this.#items.delete(id);
-      }
+      this.#itemsLeft = touched;
       this.#itemsFlushedAt = nowMs;
     }
+    const items = this.#takeItems(all ? Infinity : ITEMS_PER_POST, nowMs);
     this.#post({ type: 'requestCounts', hours, items });
     this.#onFlushed(performance.now() - startedAt);
+    this.#postItemsLater();
+  }
+
+  /** Up to `max` of the per-item counts left to post, the days' arrays kept (a past day's goes once empty). */
+  #takeItems(max: number, nowMs: number): ItemTotals[] {
+    const items: ItemTotals[] = [];
+    let budget = Math.min(max, this.#itemsLeft);
+    if (budget === 0) return items;
+    const today = `${SEP}${dayOf(nowMs)}`;
+    for (const [id, counted] of this.#items) {
+      if (budget === 0) break;
+      if (counted.touchedCount > 0) {
+        const taken = counted.take(budget);
+        budget -= taken.ix.length;
+        this.#itemsLeft -= taken.ix.length;
+        const [environment = '', day = ''] = id.split(SEP);
+        items.push({ environment, day, ...taken });
+      }
+      if (counted.touchedCount === 0 && !id.endsWith(today)) this.#items.delete(id);
+    }
+    // Fewer were touched than counted at the flush (nothing else takes them): none are left.
+    if (budget > 0) this.#itemsLeft = 0;
+    return items;
+  }
+
+  #postItemsLater(): void {
+    if (this.#itemsLeft === 0 || this.#itemsPosting) return;
+    this.#itemsPosting = setImmediate(() => {
+      this.#itemsPosting = undefined;
+      const startedAt = performance.now();
+      const items = this.#takeItems(ITEMS_PER_POST, Date.now());
+      if (items.length > 0) this.#post({ type: 'requestCounts', hours: [], items });
+      this.#onFlushed(performance.now() - startedAt);
+      this.#postItemsLater();
+    });
   }
 
   /** Stops the timer and posts what is left. */
   close(): void {
     clearInterval(this.#timer);
+    clearImmediate(this.#itemsPosting);
+    this.#itemsPosting = undefined;
     this.flush(true);
   }
 }
@@ -170,15 +209,16 @@ class ItemCounts {
     this.touched[this.touchedCount++] = ix;
   }
 
-  /** What was counted since the last take, in the order first counted; the counts start again from 0. */
-  take(): { ix: Uint32Array; counts: Uint32Array } {
-    const ix = this.touched.slice(0, this.touchedCount);
+  /** Up to `max` of the ix counted since their last take (the latest first), with their counts, which start again from 0. */
+  take(max = Infinity): { ix: Uint32Array; counts: Uint32Array } {
+    const from = this.touchedCount - Math.min(max, this.touchedCount);
+    const ix = this.touched.slice(from, this.touchedCount);
     const counts = new Uint32Array(ix.length);
     for (let i = 0; i < ix.length; i++) {
       counts[i] = this.counts[ix[i]!]!;
       this.counts[ix[i]!] = 0;
     }
-    this.touchedCount = 0;
+    this.touchedCount = from;
     return { ix, counts };
   }
 }

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { test } from 'node:test';
 import { RequestCountsWriter } from '../../../src/model/request-counts.ts';
-import { RequestCounter } from '../../../src/recommend/request-counter.ts';
+import { ITEMS_PER_POST, RequestCounter } from '../../../src/recommend/request-counter.ts';
+import type { RequestCounts } from '../../../src/domain/request-counts.ts';
 import { Store } from '../../../src/store/open.ts';
 import { COUNT_CHUNK_ITEMS, COVERAGE_CHUNK_ITEMS, dayOf } from '../../../src/store/report-keys.ts';
 import { readCoverage, readTopItems } from '../../../src/store/report-reader.ts';
@@ -195,4 +196,29 @@ test('per-item counts over thousands of chunks, counted in any order, are all wr
     const top = readTopItems(store, 'demo', 'recommended', DAY, DAY, 3);
     assert.deepEqual(top.map((i) => [i.item_id, i.count]), [['a0', 2], [`a${COUNT_CHUNK_ITEMS}`, 2], [`a${2 * COUNT_CHUNK_ITEMS}`, 1]]);
   });
+});
+
+test('a due flush of many items posts at most ITEMS_PER_POST a post, the rest on the next turns; counts made meanwhile add up', async (t) => {
+  t.mock.timers.enable({ apis: ['setInterval', 'Date'], now: NOW });
+  const posts: RequestCounts[] = [];
+  const counter = new RequestCounter((counts) => posts.push(counts));
+  const many = ITEMS_PER_POST * 2 + 1000;
+  counter.recommended('demo', NOW, Array.from({ length: many }, (_, ix) => ix));
+  t.mock.timers.tick(10_000); // the interval's flushes: the last one is due for per-item counts
+  assert.ok(posts.length > 0);
+  const sizes = () => posts.map((p) => p.items.reduce((n, i) => n + i.ix.length, 0));
+  assert.equal(sizes().at(-1), ITEMS_PER_POST, 'the due flush posts one part');
+  // Counted between the parts: ix 0 again, and a new one.
+  counter.recommended('demo', NOW + 10_000, [0, many]);
+  for (let turn = 0; turn < 4; turn++) await new Promise((r) => setImmediate(r));
+  const beforeClose = sizes().filter((n) => n > 0);
+  assert.deepEqual(beforeClose.slice(-3), [ITEMS_PER_POST, ITEMS_PER_POST, 1000], 'the rest came on the next turns, in parts');
+  counter.close();
+  assert.ok(sizes().every((n) => n <= ITEMS_PER_POST), `post sizes ${sizes().join(', ')}`);
+  const total = new Map<number, number>();
+  for (const p of posts) for (const i of p.items) i.ix.forEach((ix, k) => total.set(ix, (total.get(ix) ?? 0) + i.counts[k]!));
+  assert.equal(total.size, many + 1);
+  assert.equal(total.get(0), 2);
+  assert.equal(total.get(many), 1);
+  assert.equal([...total.values()].reduce((a, b) => a + b, 0), many + 2);
 });
