@@ -34,8 +34,9 @@ function processToWire(monitor: ProcessMonitor) {
     gc_pauses: Object.fromEntries(
       Object.entries(s.gcPauses).map(([thread, p]) => [thread, { count: p.count, over_5ms: p.over5Ms, max_ms: p.maxMs, buckets: p.buckets }]),
     ),
-    // false: the prebuilt module, whose free-list bug can fail a commit or abort the process (store/lmdb-build.ts).
-    lmdb: { module: lmdb.module ?? null, freelist_fix: lmdb.freelistFixed },
+    // false: the prebuilt module, whose free-list bug can fail a commit or abort the process
+    // (store/lmdb-build.ts). Not its path: /health answers anyone; the start's warning names it.
+    lmdb: { freelist_fix: lmdb.freelistFixed },
   };
 }
 
