@@ -17,7 +17,8 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
-export const FIX_MARKER = 'affinity: freelist record read only when found';
+// The same string in src/store/lmdb-build.ts, which looks for it.
+const FIX_MARKER = 'affinity: freelist record read only when found';
 const BUGGY = `		rc = mdb_cursor_get(&mc, &key, &data, MDB_SET_KEY);
 		if (data.mv_size == 0) {`;
 const FIXED = `		rc = mdb_cursor_get(&mc, &key, &data, MDB_SET_KEY);
@@ -27,13 +28,9 @@ const FIXED = `		rc = mdb_cursor_get(&mc, &key, &data, MDB_SET_KEY);
 		if (rc == MDB_SUCCESS && data.mv_size == 0) {`;
 
 const require = createRequire(import.meta.url);
-/** lmdb's package folder (its exports do not include package.json). */
-function packageDir(name) {
-  let dir = dirname(require.resolve(name));
-  while (!(existsSync(join(dir, 'package.json')) && JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).name === name)) dir = dirname(dir);
-  return dir;
-}
-const lmdbDir = packageDir('lmdb');
+// lmdb's package folder (its exports do not include package.json): the one with its binding.gyp.
+let lmdbDir = dirname(require.resolve('lmdb'));
+while (!existsSync(join(lmdbDir, 'binding.gyp')) && dirname(lmdbDir) !== lmdbDir) lmdbDir = dirname(lmdbDir);
 const source = join(lmdbDir, 'dependencies', 'lmdb', 'libraries', 'liblmdb', 'mdb.c');
 const built = join(lmdbDir, 'build', 'Release', 'lmdb.node');
 

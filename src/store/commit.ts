@@ -16,9 +16,6 @@ import type { RootDatabase } from 'lmdb';
 /** LMDB's MDB_BAD_TXN: what lmdb-js reports for the free-list abort. */
 const MDB_BAD_TXN = -30782;
 
-/** Commits aborted by the free list and run again, in this thread (tests and logs read it). */
-export let freelistRetries = 0;
-
 const isFreelistAbort = (err: unknown): boolean =>
   err instanceof Error && ((err as { code?: unknown }).code === MDB_BAD_TXN || err.message.startsWith('MDB_BAD_TXN'));
 
@@ -37,7 +34,6 @@ const noted = new WeakSet<object>();
 function noteRetry(native: unknown, commit: object): void {
   if (noted.has(commit)) return;
   noted.add(commit);
-  freelistRetries++;
   process.emitWarning(`LMDB commit aborted by lmdb-js's free-list bookkeeping, its writes retried (${String((native as Error).message).trim()})`, {
     code: 'AFFINITY_LMDB_FREELIST_RETRY',
   });

@@ -19,8 +19,15 @@ export interface LmdbBuild {
   freelistFixed: boolean;
 }
 
+let known: LmdbBuild | undefined;
+
+/** Read once (the module a process mapped does not change): at start for the warning, then for /health. */
 export function lmdbBuild(): LmdbBuild {
-  // lmdb's package folder: its exports do not include package.json.
+  return (known ??= inspect());
+}
+
+function inspect(): LmdbBuild {
+  // lmdb's package folder (its exports do not include package.json): the one with its binding.gyp.
   let lmdbDir = dirname(createRequire(import.meta.url).resolve('lmdb'));
   while (!existsSync(join(lmdbDir, 'binding.gyp')) && dirname(lmdbDir) !== lmdbDir) lmdbDir = dirname(lmdbDir);
   const built = join(lmdbDir, 'build', 'Release', 'lmdb.node');

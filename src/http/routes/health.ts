@@ -16,14 +16,10 @@ import type { Catalog } from '../../store/catalog.ts';
 import type { EventLog } from '../../store/event-log.ts';
 import { sendJson } from '../respond.ts';
 import type { HttpServer } from '../server.ts';
-import { lmdbBuild, type LmdbBuild } from '../../store/lmdb-build.ts';
-
-/** Read once: which native module lmdb-js mapped does not change while the process runs. */
-let lmdb: LmdbBuild | undefined;
+import { lmdbBuild } from '../../store/lmdb-build.ts';
 
 function processToWire(monitor: ProcessMonitor) {
   const s = monitor.stats();
-  lmdb ??= lmdbBuild();
   return {
     rss_bytes: s.rssBytes,
     rss_anon_bytes: s.rssAnonBytes ?? null,
@@ -36,7 +32,7 @@ function processToWire(monitor: ProcessMonitor) {
     ),
     // false: the prebuilt module, whose free-list bug can fail a commit or abort the process
     // (store/lmdb-build.ts). Not its path: /health answers anyone; the start's warning names it.
-    lmdb: { freelist_fix: lmdb.freelistFixed },
+    lmdb: { freelist_fix: lmdbBuild().freelistFixed },
   };
 }
 
