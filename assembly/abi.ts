@@ -43,7 +43,7 @@
 
 /** Bumped on any change to the exports, the memory map or the request header. */
 // @ts-ignore: decorator
-@inline export const ABI_VERSION: i32 = 7;
+@inline export const ABI_VERSION: i32 = 8;
 
 // @ts-ignore: decorator
 @inline export const STATUS_BAD_ARGS: i32 = -1;
@@ -167,11 +167,11 @@
 // @ts-ignore: decorator
 @inline export const TRAINED_ARENA_COUNT: i32 = 3; //   pairs in the arena
 // @ts-ignore: decorator
-@inline export const TRAINED_SUMS_OFF: i32 = 4; //      per column (stamp u32, sum f32): live in this call when stamp = epoch
+@inline export const TRAINED_SUMS_OFF: i32 = 4; //      per column (stamp u32, slot u32): live in this call when stamp = epoch
 // @ts-ignore: decorator
 @inline export const TRAINED_EPOCH: i32 = 5; //         this call's stamp, never 0 (a zeroed slot is never live)
 // @ts-ignore: decorator
-@inline export const TRAINED_USED_OFF: i32 = 6; //      u32[Σ counts] slots filled (scratch)
+@inline export const TRAINED_USED_OFF: i32 = 6; //      (column u32, sum f32)[Σ counts] by slot, first touched first (scratch)
 // @ts-ignore: decorator
 @inline export const TRAINED_EXCLUDE_COUNT: i32 = 7; // x
 // @ts-ignore: decorator

@@ -167,7 +167,7 @@ export function trainedTop(req: usize): i32 {
     total += count;
   }
   if (total > <u64>u32.MAX_VALUE) return STATUS_BAD_ARGS;
-  if (!inMemory(word(req, TRAINED_SUMS_OFF), word(req, TRAINED_COLUMNS), 8, 8) || !inMemory(word(req, TRAINED_USED_OFF), <u32>total, 4, 4)) return STATUS_BAD_ARGS;
+  if (!inMemory(word(req, TRAINED_SUMS_OFF), word(req, TRAINED_COLUMNS), 8, 8) || !inMemory(word(req, TRAINED_USED_OFF), <u32>total, 8, 8)) return STATUS_BAD_ARGS;
   if (!inMemory(word(req, TRAINED_EXCLUDE_OFF), word(req, TRAINED_EXCLUDE_COUNT), 4, 4)) return STATUS_BAD_ARGS;
   if (!inMemory(word(req, TRAINED_ITEMS_OFF), word(req, TRAINED_COLUMNS), 4, 4)) return STATUS_BAD_ARGS;
   const max = word(req, TRAINED_MAX);

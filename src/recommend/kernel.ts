@@ -34,7 +34,7 @@ import {
 } from './reference-ranker.ts';
 
 /** Must equal ABI_VERSION in assembly/abi.ts. */
-export const ABI_VERSION = 7;
+export const ABI_VERSION = 8;
 const STATUS_BAD_ARGS = -1;
 const STATUS_OUT_OF_MEMORY = -2;
 

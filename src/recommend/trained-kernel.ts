@@ -9,10 +9,11 @@
  * a hashed probe). Memory from arenaOffset(), all laid out here:
  *
  *   [items: u32 per model column][arena: (column u32, weight f32) per row entry][scratch]
- *   scratch: [sums: (stamp u32, sum f32) per column][used][seeds][exclude][out ix][out score][header]
+ *   scratch: [sums: (stamp u32, slot u32) per column][used: (column u32, sum f32) per slot]
+ *            [seeds][exclude][out ix][out score][header]
  *
- * A column's sum is live in a call when its stamp is the call's epoch, so nothing is cleared
- * between calls. The arena grows by doubling; the scratch moves past it and is zeroed again (no
+ * A column's slot is live in a call when its stamp is the call's epoch, so nothing is cleared
+ * between calls; its sum is in the used list (the selection then reads that list in order). The arena grows by doubling; the scratch moves past it and is zeroed again (no
  * stamp is then live). It must not read LMDB (trained-scores.ts does).
  */
 import { ABI_VERSION, align16, instantiateKernel, kernelError, type KernelExports } from './kernel.ts';
@@ -62,7 +63,7 @@ interface Regions {
 function regionsAt(at: number, s: Scratch): Regions {
   const sums = at;
   const used = sums + 8 * s.columns;
-  const seeds = used + align16(4 * s.used);
+  const seeds = used + align16(8 * s.used);
   const exclude = seeds + align16(12 * s.seeds);
   const outIx = exclude + align16(4 * s.exclude);
   const outScore = outIx + align16(4 * s.out);
