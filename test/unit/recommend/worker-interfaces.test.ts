@@ -21,7 +21,8 @@ test('the load balancer sees the same interface object for a worker on every tas
     usages.push(workers[0]!.currentUsage);
     return workers[0]!;
   };
-  const pool = new Piscina({ filename: ECHO_WORKER, minThreads: 1, maxThreads: 1, idleTimeout: Infinity, loadBalancer });
+  // execArgv: the suite's --import of TypeScript helpers would not load in a plain worker.
+  const pool = new Piscina({ filename: ECHO_WORKER, minThreads: 1, maxThreads: 1, idleTimeout: Infinity, loadBalancer, execArgv: [] });
   try {
     for (let i = 0; i < 3; i++) assert.deepEqual(await pool.run({ i }), { i });
     const [a, b] = await Promise.all([pool.run('a'), pool.run('b')]);
