@@ -14,11 +14,8 @@
 // module stays and this says so (the service logs it at start: store/lmdb-build.ts).
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-
-// The same string in src/store/lmdb-build.ts, which looks for it.
-const FIX_MARKER = 'affinity: freelist record read only when found';
+import { FIX_MARKER, lmdbNativePaths } from '../src/store/lmdb-native.mjs';
 const BUGGY = `		rc = mdb_cursor_get(&mc, &key, &data, MDB_SET_KEY);
 		if (data.mv_size == 0) {`;
 const FIXED = `		rc = mdb_cursor_get(&mc, &key, &data, MDB_SET_KEY);
@@ -27,12 +24,7 @@ const FIXED = `		rc = mdb_cursor_get(&mc, &key, &data, MDB_SET_KEY);
 			break;
 		if (rc == MDB_SUCCESS && data.mv_size == 0) {`;
 
-const require = createRequire(import.meta.url);
-// lmdb's package folder (its exports do not include package.json): the one with its binding.gyp.
-let lmdbDir = dirname(require.resolve('lmdb'));
-while (!existsSync(join(lmdbDir, 'binding.gyp')) && dirname(lmdbDir) !== lmdbDir) lmdbDir = dirname(lmdbDir);
-const source = join(lmdbDir, 'dependencies', 'lmdb', 'libraries', 'liblmdb', 'mdb.c');
-const built = join(lmdbDir, 'build', 'Release', 'lmdb.node');
+const { dir: lmdbDir, source, built } = lmdbNativePaths();
 
 function warn(message) {
   console.error(`affinity: ${message}; lmdb's prebuilt module stays (it can fail commits or crash on a large store: see scripts/lmdb-freelist-fix.mjs)`);

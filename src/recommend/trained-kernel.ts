@@ -13,8 +13,9 @@
  *            [seeds][exclude][out ix][out score][header]
  *
  * A column's slot is live in a call when its stamp is the call's epoch, so nothing is cleared
- * between calls; its sum is in the used list (the selection then reads that list in order). The arena grows by doubling; the scratch moves past it and is zeroed again (no
- * stamp is then live). It must not read LMDB (trained-scores.ts does).
+ * between calls; its sum is in the used list (the selection then reads that list in order). The
+ * arena grows by doubling; the scratch moves past it and is zeroed again (no stamp is then live).
+ * It must not read LMDB (trained-scores.ts does).
  */
 import { ABI_VERSION, align16, instantiateKernel, kernelError, type KernelExports } from './kernel.ts';
 import { rankerError } from './reference-ranker.ts';

@@ -6,11 +6,7 @@
  * at start for the latter, so an operator learns it before a write fails.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-
-/** The comment the install script puts into mdb.c with the fix (the same string there). */
-const FIX_MARKER = 'affinity: freelist record read only when found';
+import { FIX_MARKER, lmdbNativePaths } from './lmdb-native.mjs';
 
 export interface LmdbBuild {
   /** The native module file this process mapped (undefined where /proc/self/maps is not readable). */
@@ -27,11 +23,7 @@ export function lmdbBuild(): LmdbBuild {
 }
 
 function inspect(): LmdbBuild {
-  // lmdb's package folder (its exports do not include package.json): the one with its binding.gyp.
-  let lmdbDir = dirname(createRequire(import.meta.url).resolve('lmdb'));
-  while (!existsSync(join(lmdbDir, 'binding.gyp')) && dirname(lmdbDir) !== lmdbDir) lmdbDir = dirname(lmdbDir);
-  const built = join(lmdbDir, 'build', 'Release', 'lmdb.node');
-  const source = join(lmdbDir, 'dependencies', 'lmdb', 'libraries', 'liblmdb', 'mdb.c');
+  const { built, source } = lmdbNativePaths();
   let module: string | undefined;
   try {
     module = readFileSync('/proc/self/maps', 'utf8')
