@@ -73,7 +73,12 @@ export class CatalogView {
   #type = new Uint8Array(0);
   #ends = new Uint32Array(0);
   #popularity = new Float32Array(0);
-  vectors = new Float32Array(0);
+  /**
+   * Content vectors while the constructor scans, handed to the ranker whole and then dropped:
+   * the ranker's quantised copy is the one kept (Ranker.addVector reads it), as a float copy
+   * beside it was 160 MB of a ranking worker at 1,000,000 items.
+   */
+  #startVectors = new Float32Array(0);
   /** Item id by ix (its type is config.itemTypes[type]). */
   readonly ids: Array<string | undefined> = [];
   readonly information = new Map<string, Array<string | undefined>>();
@@ -120,7 +125,7 @@ export class CatalogView {
     }
     // A saved vector of an ix no longer in the catalog stays out, as when each was read by item.
     for (let ix = 0; ix < this.#saved.length; ix++) {
-      if (this.#saved[ix] === 1 && (this.flags[ix]! & IN_CATALOG) === 0) this.vectors.fill(0, ix * VECTOR_DIM, (ix + 1) * VECTOR_DIM);
+      if (this.#saved[ix] === 1 && (this.flags[ix]! & IN_CATALOG) === 0) this.#startVectors.fill(0, ix * VECTOR_DIM, (ix + 1) * VECTOR_DIM);
     }
     this.#saved = new Uint8Array(0);
     this.#rebuildLatest();
@@ -130,14 +135,14 @@ export class CatalogView {
   #saved: Uint8Array = new Uint8Array(0);
 
   /**
-   * The builder's content vectors, read straight into `vectors` in ix (key) order, a chunk of
+   * The builder's content vectors, read straight into #startVectors in ix (key) order, a chunk of
    * VECTOR_CHUNK_ITEMS per record (store/model.ts); then any saved one record per item before the
    * chunks, which the builder moves into chunks at its start (this may run before it has).
    */
   #readSavedVectors(): Uint8Array {
     const capacity = this.#capacity;
     const saved = new Uint8Array(capacity);
-    const bytes = new Uint8Array(this.vectors.buffer, this.vectors.byteOffset, this.vectors.byteLength);
+    const bytes = new Uint8Array(this.#startVectors.buffer, this.#startVectors.byteOffset, this.#startVectors.byteLength);
     const model = this.#store.model;
     const chunkBytes = VECTOR_CHUNK_ITEMS * VECTOR_DIM * 4;
     const chunks = model.getRange({ start: contentVectorChunkKey(this.environment, 0), end: contentVectorChunkKey(this.environment, Math.ceil(capacity / VECTOR_CHUNK_ITEMS)) });
@@ -319,17 +324,20 @@ export class CatalogView {
     const wasLatest = this.published[ix] !== entry.published;
     this.#setState(ix, entry.id, this.#typeIx(entry.type), entry.enabled, entry.published, entry.ends);
     for (let f = 0; f < this.#infoFields.length; f++) this.information.get(this.#infoFields[f]!)![ix] = entry.info[f];
+    // The vector is kept on a state change (enable, disable). While scanning, the builder's copy
+    // is already in place (the engine then replays the feed from the builder's position,
+    // recomputing what changed since); a fresh one for a live change.
+    let vector: Float32Array | null | undefined;
     if (!stateOnly) {
       this.#index(ix, entry.keys);
-      // The builder's copy while scanning, already in place (the engine then replays the feed
-      // from the builder's position, recomputing what changed since); a fresh one for a live change.
-      if (!(this.#building && this.#saved[ix] === 1)) {
-        const vector = contentVector(item);
-        if (vector) this.vectors.set(vector, ix * VECTOR_DIM);
-        else this.vectors.fill(0, ix * VECTOR_DIM, (ix + 1) * VECTOR_DIM);
+      if (!this.#building) vector = contentVector(item);
+      else if (this.#saved[ix] !== 1) {
+        const computed = contentVector(item);
+        if (computed) this.#startVectors.set(computed, ix * VECTOR_DIM);
+        else this.#startVectors.fill(0, ix * VECTOR_DIM, (ix + 1) * VECTOR_DIM);
       }
     }
-    this.#push(ix, stateOnly ? undefined : this.vectors.subarray(ix * VECTOR_DIM, (ix + 1) * VECTOR_DIM));
+    this.#push(ix, vector);
     if (!this.#building && (wasLatest || !stateOnly)) this.#insertLatest(ix);
   }
 
@@ -351,16 +359,10 @@ export class CatalogView {
   /** True while the constructor scans: the kernel gets every array at once afterwards. */
   #building = true;
 
-  /** Sends one item's values to the kernel (after the initial scan). `vector` undefined keeps it. */
+  /** Sends one item's values to the kernel (after the initial scan). `vector` undefined keeps the one held, null clears it. */
   #push(ix: number, vector: Float32Array | null | undefined): void {
     if (this.#building) return;
-    this.#ranker.updateItem(ix, {
-      flags: this.flags[ix]!,
-      type: this.#type[ix]!,
-      published: this.published[ix]!,
-      ends: this.#ends[ix]!,
-      vector: vector === undefined ? this.vectors.subarray(ix * VECTOR_DIM, (ix + 1) * VECTOR_DIM) : vector,
-    });
+    this.#ranker.updateItem(ix, { flags: this.flags[ix]!, type: this.#type[ix]!, published: this.published[ix]!, ends: this.#ends[ix]!, vector });
   }
 
   /** Makes `keys` the filter keys of ix. */
@@ -429,18 +431,20 @@ export class CatalogView {
     this.published = grow(this.published, (n) => new Uint32Array(n));
     this.#ends = grow(this.#ends, (n) => new Uint32Array(n));
     this.#popularity = grow(this.#popularity, (n) => new Float32Array(n));
-    this.vectors = grow(this.vectors, (n) => new Float32Array(n), VECTOR_DIM);
+    // After the scan the ranker keeps the vectors: it writes the grown records' as zeros.
+    if (this.#building) this.#startVectors = grow(this.#startVectors, (n) => new Float32Array(n), VECTOR_DIM);
     this.#capacity = capacity;
     if (!this.#building) this.#ranker.growItems(this.#itemArrays(), held);
   }
 
   #itemArrays() {
-    return { flags: this.flags, type: this.#type, published: this.published, ends: this.#ends, popularity: this.#popularity, vectors: this.vectors };
+    return { flags: this.flags, type: this.#type, published: this.published, ends: this.#ends, popularity: this.#popularity, vectors: this.#startVectors };
   }
 
   #rebuildLatest(): void {
     this.#building = false;
     this.#ranker.setItems(this.#itemArrays());
+    this.#startVectors = new Float32Array(0);
     this.latest = newestFirst(this.published, this.flags, this.#capacity, LATEST_SIZE);
     this.#inLatest = new Set(this.latest);
     this.#latestList = undefined;

@@ -421,7 +421,6 @@ export class Engine {
         const recent = this.#recentSeeds;
         const n = seeds.mostRecent(MAX_SEEDS, recent);
         context = this.#context.fill(0);
-        const vectors = env.view.vectors;
         // Ages count from the user's newest seed (model.seedHalfLifeSec): the kernel decays by
         // now − time, so a seed goes in as now − its age (from the request instead when a seed
         // is "now", time 0, such as the context item). On MovieLens's time split (lists asked at the data's
@@ -440,7 +439,7 @@ export class Engine {
           const age = Math.max(0, ageFrom - time);
           b.addSeed(weight, time === 0 ? 0 : task.nowSec - (age - (age % SEED_AGE_STEP_SEC)));
           b.addNeighbours(env.rows, ix, PERSONAL_ROW);
-          if (ix < env.view.capacity) for (let d = 0; d < VECTOR_DIM; d++) context[d]! += weight * vectors[ix * VECTOR_DIM + d]!;
+          env.ranker.addVector(ix, weight, context);
         }
         normalise(context);
         const trained = this.#trainedForUser(env, task, user);
@@ -461,8 +460,8 @@ export class Engine {
           b.addSeed(env.view.config.model.trained.weight, 0);
           b.addRow(trained, trained.ix.length);
         }
-        // The kernel copies its inputs: a view of the item's vector, not a copy.
-        context = env.view.vectors.subarray(ix * VECTOR_DIM, (ix + 1) * VECTOR_DIM);
+        context = this.#context.fill(0);
+        env.ranker.addVector(ix, 1, context);
         const similar = env.view.similarCandidates(ix, SIMILAR_POOL, this.#similar);
         // No category or tag to go by: content similarity over the whole catalog (rare: an O(n) pass).
         if (similar.length > 0) {

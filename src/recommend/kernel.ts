@@ -192,11 +192,21 @@ export class WasmRanker implements Ranker {
 
   /** Writes an item's record but for its slot (kernel scratch) and popularity (setPopularity's). */
   #writeRecord(ix: number, flags: number, type: number, published: number, ends: number, vectors: ArrayLike<number> | undefined, at: number): void {
+    this.#writeState(ix, flags, type, published, ends);
+    this.#writeVector(ix, vectors, at);
+  }
+
+  #writeState(ix: number, flags: number, type: number, published: number, ends: number): void {
     const record = this.#itemsOff + ix * RECORD_BYTES;
     this.#u8[record + REC_FLAGS] = flags;
     this.#u8[record + REC_TYPE] = type;
     this.#u32[(record + REC_PUBLISHED) >>> 2] = published;
     this.#u32[(record + REC_ENDS) >>> 2] = ends;
+  }
+
+  /** The record's vector quantised from `vectors[at ...]`, or zeros for none. */
+  #writeVector(ix: number, vectors: ArrayLike<number> | undefined, at: number): void {
+    const record = this.#itemsOff + ix * RECORD_BYTES;
     this.#f32[(record + REC_VECTOR_SCALE) >>> 2] = vectors ? quantizeVector(vectors, at, this.#i8, record + REC_VECTOR) : 0;
     if (!vectors) this.#i8.fill(0, record + REC_VECTOR, record + REC_VECTOR + VECTOR_DIM);
   }
@@ -204,7 +214,17 @@ export class WasmRanker implements Ranker {
   updateItem(ix: number, item: ItemUpdate): void {
     if (!Number.isInteger(ix) || ix < 0 || ix >= this.#itemCount) throw rankerError(`item ${ix} is outside the ${this.#itemCount} items held`);
     if (item.vector && item.vector.length !== VECTOR_DIM) throw rankerError(`vector has ${item.vector.length} dims, not ${VECTOR_DIM}`);
-    this.#writeRecord(ix, item.flags, item.type, item.published, item.ends, item.vector ?? undefined, 0);
+    this.#writeState(ix, item.flags, item.type, item.published, item.ends);
+    if (item.vector !== undefined) this.#writeVector(ix, item.vector ?? undefined, 0);
+  }
+
+  addVector(ix: number, weight: number, out: Float32Array): void {
+    if (!(ix < this.#itemCount)) return;
+    const record = this.#itemsOff + ix * RECORD_BYTES;
+    const factor = Math.fround(weight * this.#f32[(record + REC_VECTOR_SCALE) >>> 2]!);
+    const q = this.#i8;
+    const at = record + REC_VECTOR;
+    for (let d = 0; d < VECTOR_DIM; d++) out[d] = Math.fround(out[d]! + Math.fround(factor * q[at + d]!));
   }
 
   setPopularity(popularity: Float32Array): void {

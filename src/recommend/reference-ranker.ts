@@ -106,8 +106,8 @@ export interface ItemUpdate {
   type: number;
   published: number;
   ends: number;
-  /** f32[VECTOR_DIM]; null for none (all zeros). */
-  vector: Float32Array | null;
+  /** f32[VECTOR_DIM]; null for none (all zeros); absent keeps the vector held (a state change). */
+  vector?: Float32Array | null;
 }
 
 /** The k' best candidates, best first; views valid until the ranker's next call. */
@@ -133,6 +133,12 @@ export interface Ranker {
   updateItem(ix: number, item: ItemUpdate): void;
   /** Replaces the popularity prior only (length n). Throws AppError `internal` on a bad length. */
   setPopularity(popularity: Float32Array): void;
+  /**
+   * Adds `weight` × the vector held for ix (quantised: scale × q) to `out` (f32[VECTOR_DIM]);
+   * nothing for an ix not held. The held copy is the only one a ranking worker keeps: a float
+   * copy beside it was 160 MB at 1,000,000 items (issue 12's memory target).
+   */
+  addVector(ix: number, weight: number, out: Float32Array): void;
   /**
    * Ranks one list over the resident items (see the module comment). Returns k' = min(k,
    * rankable candidates) results; empty before setItems. Throws AppError `internal` on an
@@ -284,9 +290,19 @@ export class ReferenceRanker implements Ranker {
     };
   }
 
-  /** The reference holds copies: it takes them all. */
-  growItems(items: ItemArrays): void {
+  /** The reference holds copies: it takes them all but the vectors of the first `held`, which it keeps. */
+  growItems(items: ItemArrays, held: number): void {
+    const old = this.#items;
     this.setItems(items);
+    const kept = Math.min(held, old.scale.length, this.#items.scale.length);
+    this.#items.q.set(old.q.subarray(0, kept * VECTOR_DIM));
+    this.#items.scale.set(old.scale.subarray(0, kept));
+  }
+
+  addVector(ix: number, weight: number, out: Float32Array): void {
+    if (!(ix < this.#items.scale.length)) return;
+    const factor = Math.fround(weight * this.#items.scale[ix]!);
+    for (let d = 0; d < VECTOR_DIM; d++) out[d] = Math.fround(out[d]! + Math.fround(factor * this.#items.q[ix * VECTOR_DIM + d]!));
   }
 
   updateItem(ix: number, item: ItemUpdate): void {
@@ -297,6 +313,7 @@ export class ReferenceRanker implements Ranker {
     this.#items.type[ix] = item.type;
     this.#items.published[ix] = item.published;
     this.#items.ends[ix] = item.ends;
+    if (item.vector === undefined) return;
     this.#items.scale[ix] = item.vector ? quantizeVector(item.vector, 0, this.#items.q, ix * VECTOR_DIM) : 0;
     if (!item.vector) this.#items.q.fill(0, ix * VECTOR_DIM, (ix + 1) * VECTOR_DIM);
   }

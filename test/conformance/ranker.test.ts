@@ -95,6 +95,13 @@ function request(seeds: Seed[], overrides: Partial<RankInput> = {}): RankInput {
 
 const u32 = (...xs: number[]) => Uint32Array.from(xs);
 
+/** The vector a ranker holds for ix, read back with addVector. */
+function heldVector(ranker: Ranker, ix: number): number[] {
+  const out = new Float32Array(VECTOR_DIM);
+  ranker.addVector(ix, 1, out);
+  return Array.from(out);
+}
+
 function assertScoresClose(actual: ArrayLike<number>, expected: ArrayLike<number>, label: string): void {
   assert.equal(actual.length, expected.length, `${label}: result lengths`);
   for (let i = 0; i < expected.length; i++) {
@@ -388,6 +395,40 @@ function rankerSuite(name: string, make: () => Ranker): void {
       assert.ok(!ix.includes(3), 'the disabled item stays out after the growth');
       assert.ok(ix.includes(1000) && ix.includes(49_999), 'items past the held ones are ranked');
       assertRanks(grown, input, ix, score);
+    });
+
+    test('growItems without vectors keeps the held ones and gives the new items none (a catalog view keeps no float copy)', () => {
+      const held = 4;
+      const r = make();
+      const vectors = Float32Array.from({ length: held * VECTOR_DIM }, (_, i) => Math.sin(i + 1));
+      r.setItems({ ...itemsOf(held), vectors });
+      const before = Array.from({ length: held }, (_, ix) => heldVector(r, ix));
+      r.growItems({ ...itemsOf(10), vectors: new Float32Array(0) }, held);
+      for (let ix = 0; ix < held; ix++) assert.deepEqual(heldVector(r, ix), before[ix]);
+      assert.deepEqual(heldVector(r, 7), new Array(VECTOR_DIM).fill(0));
+      const context = new Float32Array(VECTOR_DIM).fill(1);
+      const ranked = r.rank(request([], { pool: u32(1, 7), contentWeight: 1, context, k: 2 }));
+      assert.equal(ranked.score[[...ranked.ix].indexOf(7)], 0, 'a new item has no vector to score');
+    });
+
+    test('addVector adds weight × the held (quantised) vector; updateItem without a vector keeps it', () => {
+      const r = make();
+      r.setItems(itemsOf(3));
+      const vector = Float32Array.from({ length: VECTOR_DIM }, (_, d) => (d % 5) - 2);
+      r.updateItem(1, { flags: RANKABLE, type: 0, published: 0, ends: 0, vector });
+      const once = heldVector(r, 1);
+      // Quantised: max |value| 2 is 127 steps; -2, 0 and 2 are exact, ±1 within a step.
+      for (let d = 0; d < VECTOR_DIM; d++) assert.ok(Math.abs(once[d]! - vector[d]!) <= 2 / 127, `dim ${d}`);
+      const out = new Float32Array(VECTOR_DIM).fill(1);
+      r.addVector(1, 0.5, out);
+      for (let d = 0; d < VECTOR_DIM; d++) assert.ok(Math.abs(out[d]! - (1 + 0.5 * once[d]!)) < 1e-6, `dim ${d}`);
+      r.updateItem(1, { flags: ITEM_IN_CATALOG, type: 0, published: 0, ends: 0 });
+      assert.deepEqual(heldVector(r, 1), once, 'a state change keeps the vector');
+      r.updateItem(1, { flags: RANKABLE, type: 0, published: 0, ends: 0, vector: null });
+      assert.deepEqual(heldVector(r, 1), new Array(VECTOR_DIM).fill(0), 'null clears it');
+      const untouched = new Float32Array(VECTOR_DIM).fill(3);
+      r.addVector(3, 1, untouched);
+      assert.deepEqual([...untouched], new Array(VECTOR_DIM).fill(3), 'an ix not held adds nothing');
     });
 
     test('setPopularity replaces the popularity prior only', () => {

@@ -11,7 +11,7 @@ import type { Item } from '../../../src/domain/item.ts';
 import { ItemLayoutState } from '../../../src/model/item-layout.ts';
 import { CatalogView } from '../../../src/recommend/catalog-view.ts';
 import { WasmRanker } from '../../../src/recommend/kernel.ts';
-import { VECTOR_DIM } from '../../../src/recommend/reference-ranker.ts';
+import { VECTOR_DIM, type Ranker } from '../../../src/recommend/reference-ranker.ts';
 import { Catalog } from '../../../src/store/catalog.ts';
 import { ITEM_VIEW_CHUNK_ITEMS, itemViewChunkKey, itemViewFingerprintKey, type StoredChunk } from '../../../src/store/item-view.ts';
 import { CHANGES_POSITION_KEY } from '../../../src/store/model.ts';
@@ -84,7 +84,7 @@ const FILTERS: ListFilters[] = [
 ];
 
 /** Everything the view exposes, per ix and per filter, comparable with deepEqual. */
-function snapshotOf(view: CatalogView): unknown {
+function snapshotOf(view: CatalogView, ranker: Ranker): unknown {
   const perIx = [];
   for (let ix = 0; ix < view.capacity; ix++) {
     if (!view.inCatalog(ix) && view.ids[ix] === undefined) continue;
@@ -98,7 +98,7 @@ function snapshotOf(view: CatalogView): unknown {
       type: view.typeIndex(ix),
       information: [...view.information].map(([field, values]) => [field, values[ix]]),
       similar: [...view.similarCandidates(ix, 50, [])],
-      vector: Array.from(view.vectors.subarray(ix * VECTOR_DIM, (ix + 1) * VECTOR_DIM)),
+      vector: heldVector(ranker, ix),
     });
   }
   const bitsets = FILTERS.map((f) => {
@@ -106,6 +106,20 @@ function snapshotOf(view: CatalogView): unknown {
     return bits ? Array.from(bits) : null;
   });
   return { capacity: view.capacity, perIx, bitsets, latest: [...view.latest] };
+}
+
+/** The vector the ranker holds for ix. */
+function heldVector(ranker: Ranker, ix: number): number[] {
+  const out = new Float32Array(VECTOR_DIM);
+  ranker.addVector(ix, 1, out);
+  return Array.from(out);
+}
+
+/** A view of `config` on the store, and what it exposes. */
+function viewOf(store: Store, config: EnvironmentConfig): { view: CatalogView; snapshot: () => unknown } {
+  const ranker = new WasmRanker();
+  const view = new CatalogView(store, 'demo', config, ranker);
+  return { view, snapshot: () => snapshotOf(view, ranker) };
 }
 
 function itemViewRecords(store: Store): Array<[unknown, unknown]> {
@@ -128,18 +142,18 @@ test('a view built from the item view records equals one built from the items, w
     const kept = itemViewRecords(store);
     assert.equal(kept.length, 4, 'a record per chunk of items');
 
-    const fromRecords = snapshotOf(new CatalogView(store, 'demo', CONFIG, new WasmRanker()));
+    const fromRecords = viewOf(store, CONFIG).snapshot();
     // Without the fingerprint the view scans the items.
     await store.modelState.remove(itemViewFingerprintKey('demo'));
     store.resetReadTxns();
-    const fromItems = snapshotOf(new CatalogView(store, 'demo', CONFIG, new WasmRanker()));
+    const fromItems = viewOf(store, CONFIG).snapshot();
     assert.deepEqual(fromRecords, fromItems);
 
     // Made all at once from the items, the records are the ones kept.
     new ItemLayoutState(store, environments).makeItemView();
     store.resetReadTxns();
     assert.deepEqual(itemViewRecords(store), kept);
-    assert.deepEqual(snapshotOf(new CatalogView(store, 'demo', CONFIG, new WasmRanker())), fromItems);
+    assert.deepEqual(viewOf(store, CONFIG).snapshot(), fromItems);
   });
 });
 
@@ -159,7 +173,7 @@ test('the view reads the records when they were made for its configuration, and 
 
     // Another filter attribute: the records lack its keys, so the view goes by the items.
     const other: EnvironmentConfig = { ...CONFIG, filterAttributes: ['brand', 'colour'] };
-    const scanned = new CatalogView(store, 'demo', other, new WasmRanker());
+    const { view: scanned, snapshot: scannedSnapshot } = viewOf(store, other);
     assert.equal(scanned.ids[1], 'item-1');
     const colourRed = scanned.allowBitset([{ item_attributes: { colour: 'red' } }])!;
     assert.equal((colourRed[0]! >>> 1) & 1, 1, 'item-1 has colour red');
@@ -167,9 +181,9 @@ test('the view reads the records when they were made for its configuration, and 
     // The builder started with that configuration makes the records again, and they are used.
     new ItemLayoutState(store, { demo: other }).makeItemView();
     store.resetReadTxns();
-    const remade = new CatalogView(store, 'demo', other, new WasmRanker());
-    assert.equal(remade.ids[1], 'item-1');
-    assert.deepEqual(snapshotOf(remade), snapshotOf(scanned));
+    const remade = viewOf(store, other);
+    assert.equal(remade.view.ids[1], 'item-1');
+    assert.deepEqual(remade.snapshot(), scannedSnapshot());
   });
 });
 

@@ -9,13 +9,25 @@ import { ENVIRONMENT_DEFAULTS } from '../../../src/config/defaults.ts';
 import { CatalogView } from '../../../src/recommend/catalog-view.ts';
 import { contentVector } from '../../../src/recommend/content-vector.ts';
 import { WasmRanker } from '../../../src/recommend/kernel.ts';
-import { VECTOR_DIM } from '../../../src/recommend/reference-ranker.ts';
+import { VECTOR_DIM, quantizeVector, type Ranker } from '../../../src/recommend/reference-ranker.ts';
 import { Catalog } from '../../../src/store/catalog.ts';
 import { VECTOR_CHUNK_ITEMS, contentVectorChunkKey, contentVectorKey } from '../../../src/store/model.ts';
 import { Store } from '../../../src/store/open.ts';
 import { tempDir } from '../../helpers/server.ts';
 
-const vectorOf = (view: CatalogView, ix: number) => Array.from(view.vectors.subarray(ix * VECTOR_DIM, (ix + 1) * VECTOR_DIM));
+/** The vector the view handed the ranker for ix, as the ranker holds it (quantised). */
+function vectorOf(ranker: Ranker, ix: number): number[] {
+  const out = new Float32Array(VECTOR_DIM);
+  ranker.addVector(ix, 1, out);
+  return Array.from(out);
+}
+
+/** `vector` as a ranker holds it: quantised, then read back as addVector reads it. */
+function asHeld(vector: ArrayLike<number>): number[] {
+  const q = new Int8Array(VECTOR_DIM);
+  const scale = quantizeVector(vector, 0, q, 0);
+  return Array.from(q, (x) => Math.fround(Math.fround(scale) * x) + 0);
+}
 
 /** Saves each vector as the builder does (its chunk, other slots zero) or as an earlier version did (a record per ix). */
 async function save(store: Store, vectors: Map<number, number[]>, legacy: boolean): Promise<void> {
@@ -54,15 +66,16 @@ for (const legacy of [false, true]) test(`the view starts with the vectors saved
     await save(store, new Map([...saved].map(([id, vector]) => [ixOf(id), vector])), legacy);
     store.resetReadTxns();
 
-    const view = new CatalogView(store, 'demo', ENVIRONMENT_DEFAULTS, new WasmRanker());
-    assert.deepEqual(vectorOf(view, ixOf('kept')), saved.get('kept'));
-    assert.deepEqual(vectorOf(view, ixOf('kept-too')), saved.get('kept-too'));
-    for (const id of fillers) assert.deepEqual(vectorOf(view, ixOf(id)), saved.get(id));
+    const ranker = new WasmRanker();
+    const view = new CatalogView(store, 'demo', ENVIRONMENT_DEFAULTS, ranker);
+    assert.deepEqual(vectorOf(ranker, ixOf('kept')), asHeld(saved.get('kept')!));
+    assert.deepEqual(vectorOf(ranker, ixOf('kept-too')), asHeld(saved.get('kept-too')!));
+    for (const id of fillers) assert.deepEqual(vectorOf(ranker, ixOf(id)), asHeld(saved.get(id)!));
     assert.equal(ixOf('unsaved'), VECTOR_CHUNK_ITEMS);
     const computed = contentVector(items.at(-1)!);
     assert.ok(computed, 'the unsaved item has text to compute a vector from');
-    assert.deepEqual(vectorOf(view, ixOf('unsaved')), Array.from(computed));
-    assert.deepEqual(vectorOf(view, ixOf('deleted')), new Array(VECTOR_DIM).fill(0));
+    assert.deepEqual(vectorOf(ranker, ixOf('unsaved')), asHeld(computed));
+    assert.deepEqual(vectorOf(ranker, ixOf('deleted')), new Array(VECTOR_DIM).fill(0));
     assert.equal(view.inCatalog(ixOf('deleted')), false);
   } finally {
     await store.close();
