@@ -73,12 +73,6 @@ export class CatalogView {
   #type = new Uint8Array(0);
   #ends = new Uint32Array(0);
   #popularity = new Float32Array(0);
-  /**
-   * Content vectors while the constructor scans, handed to the ranker whole and then dropped:
-   * the ranker's quantised copy is the one kept (Ranker.addVector reads it), as a float copy
-   * beside it was 160 MB of a ranking worker at 1,000,000 items.
-   */
-  #startVectors = new Float32Array(0);
   /** Item id by ix (its type is config.itemTypes[type]). */
   readonly ids: Array<string | undefined> = [];
   readonly information = new Map<string, Array<string | undefined>>();
@@ -116,6 +110,12 @@ export class CatalogView {
     this.#infoFields = infoFieldsOf(config);
     for (const field of this.#infoFields) this.information.set(field, []);
     this.#grow(itemIndexCount(store, environment));
+    // Laid out first, so the vectors go straight into the ranker's quantised records as they are
+    // read: the ranker's copy is the only one (Ranker.addVector reads it). A float copy of them
+    // all was 160 MB of a ranking worker at 1,000,000 items, and read whole before the kernel
+    // got it, it stayed resident until a mark-compact that an idle worker never ran.
+    this.#ranker.setItems(this.#itemArrays());
+    this.#laidOut = true;
     this.#saved = this.#readSavedVectors();
     if (!this.#readItemView()) {
       const range = store.items.getRange({ start: [environment], end: [environment, KEY_END] });
@@ -125,7 +125,7 @@ export class CatalogView {
     }
     // A saved vector of an ix no longer in the catalog stays out, as when each was read by item.
     for (let ix = 0; ix < this.#saved.length; ix++) {
-      if (this.#saved[ix] === 1 && (this.flags[ix]! & IN_CATALOG) === 0) this.#startVectors.fill(0, ix * VECTOR_DIM, (ix + 1) * VECTOR_DIM);
+      if (this.#saved[ix] === 1 && (this.flags[ix]! & IN_CATALOG) === 0) this.#push(ix, null);
     }
     this.#saved = new Uint8Array(0);
     this.#rebuildLatest();
@@ -135,28 +135,34 @@ export class CatalogView {
   #saved: Uint8Array = new Uint8Array(0);
 
   /**
-   * The builder's content vectors, read straight into #startVectors in ix (key) order, a chunk of
+   * The builder's content vectors, into the ranker in ix (key) order, a chunk of
    * VECTOR_CHUNK_ITEMS per record (store/model.ts); then any saved one record per item before the
    * chunks, which the builder moves into chunks at its start (this may run before it has).
+   * Returns which ix got one.
    */
   #readSavedVectors(): Uint8Array {
     const capacity = this.#capacity;
     const saved = new Uint8Array(capacity);
-    const bytes = new Uint8Array(this.#startVectors.buffer, this.#startVectors.byteOffset, this.#startVectors.byteLength);
+    // Values are copied through a scratch: a stored one need not be 4-byte aligned for a Float32Array.
+    const scratch = new Float32Array(VECTOR_CHUNK_ITEMS * VECTOR_DIM);
+    const scratchBytes = new Uint8Array(scratch.buffer);
     const model = this.#store.model;
-    const chunkBytes = VECTOR_CHUNK_ITEMS * VECTOR_DIM * 4;
+    const chunkBytes = scratch.byteLength;
     const chunks = model.getRange({ start: contentVectorChunkKey(this.environment, 0), end: contentVectorChunkKey(this.environment, Math.ceil(capacity / VECTOR_CHUNK_ITEMS)) });
     for (const { key, value } of chunks) {
       const first = (key as [string, string, number])[2] * VECTOR_CHUNK_ITEMS;
       if (value.byteLength !== chunkBytes) continue;
       const n = Math.min(VECTOR_CHUNK_ITEMS, capacity - first);
-      bytes.set(value.subarray(0, n * VECTOR_DIM * 4), first * VECTOR_DIM * 4);
+      scratchBytes.set(value);
+      this.#ranker.setVectors(first, scratch.subarray(0, n * VECTOR_DIM));
       saved.fill(1, first, first + n);
     }
+    const one = scratch.subarray(0, VECTOR_DIM);
     for (const { key, value } of model.getRange({ start: contentVectorKey(this.environment, 0), end: contentVectorKey(this.environment, capacity) })) {
       const ix = (key as [string, string, number])[2];
       if (value.byteLength !== VECTOR_DIM * 4 || !(ix < capacity)) continue;
-      bytes.set(value, ix * VECTOR_DIM * 4);
+      scratchBytes.set(value);
+      this.#ranker.setVectors(ix, one);
       saved[ix] = 1;
     }
     return saved;
@@ -187,6 +193,7 @@ export class CatalogView {
         const ix = first + e;
         const [id, type, enabled, published, ends, keyRefs, info] = t;
         this.#setState(ix, id, (types[type] ??= this.#typeIx(value.s[type]!)), enabled === 1, published, ends);
+        this.#push(ix, undefined);
         for (let f = 0; f < information.length; f++) information[f]![ix] = info[f] ?? undefined;
         ids.length = 0;
         for (const ref of keyRefs) ids.push((keyIds[ref] ??= this.#keyId(value.s[ref]!)));
@@ -326,16 +333,11 @@ export class CatalogView {
     for (let f = 0; f < this.#infoFields.length; f++) this.information.get(this.#infoFields[f]!)![ix] = entry.info[f];
     // The vector is kept on a state change (enable, disable). While scanning, the builder's copy
     // is already in place (the engine then replays the feed from the builder's position,
-    // recomputing what changed since); a fresh one for a live change.
+    // recomputing what changed since); a fresh one otherwise.
     let vector: Float32Array | null | undefined;
     if (!stateOnly) {
       this.#index(ix, entry.keys);
-      if (!this.#building) vector = contentVector(item);
-      else if (this.#saved[ix] !== 1) {
-        const computed = contentVector(item);
-        if (computed) this.#startVectors.set(computed, ix * VECTOR_DIM);
-        else this.#startVectors.fill(0, ix * VECTOR_DIM, (ix + 1) * VECTOR_DIM);
-      }
+      if (!(this.#building && this.#saved[ix] === 1)) vector = contentVector(item);
     }
     this.#push(ix, vector);
     if (!this.#building && (wasLatest || !stateOnly)) this.#insertLatest(ix);
@@ -356,12 +358,13 @@ export class CatalogView {
     this.ids[ix] = id;
   }
 
-  /** True while the constructor scans: the kernel gets every array at once afterwards. */
+  /** True while the constructor scans: `latest` is made once afterwards. */
   #building = true;
+  /** True once the ranker holds a layout: a growth from then on grows its records too. */
+  #laidOut = false;
 
-  /** Sends one item's values to the kernel (after the initial scan). `vector` undefined keeps the one held, null clears it. */
+  /** Sends one item's values to the ranker. `vector` undefined keeps the one held, null clears it. */
   #push(ix: number, vector: Float32Array | null | undefined): void {
-    if (this.#building) return;
     this.#ranker.updateItem(ix, { flags: this.flags[ix]!, type: this.#type[ix]!, published: this.published[ix]!, ends: this.#ends[ix]!, vector });
   }
 
@@ -421,8 +424,8 @@ export class CatalogView {
     const capacity = Math.max(1024, Math.ceil((needed * 1.25) / 32) * 32);
     if (capacity <= this.#capacity) return;
     const held = this.#capacity;
-    const grow = <T extends Uint8Array | Uint32Array | Float32Array>(old: T, make: (n: number) => T, per = 1): T => {
-      const out = make(capacity * per);
+    const grow = <T extends Uint8Array | Uint32Array | Float32Array>(old: T, make: (n: number) => T): T => {
+      const out = make(capacity);
       out.set(old as never);
       return out;
     };
@@ -431,20 +434,17 @@ export class CatalogView {
     this.published = grow(this.published, (n) => new Uint32Array(n));
     this.#ends = grow(this.#ends, (n) => new Uint32Array(n));
     this.#popularity = grow(this.#popularity, (n) => new Float32Array(n));
-    // After the scan the ranker keeps the vectors: it writes the grown records' as zeros.
-    if (this.#building) this.#startVectors = grow(this.#startVectors, (n) => new Float32Array(n), VECTOR_DIM);
     this.#capacity = capacity;
-    if (!this.#building) this.#ranker.growItems(this.#itemArrays(), held);
+    // The ranker keeps the vectors (the arrays have none): it writes the grown records' as zeros.
+    if (this.#laidOut) this.#ranker.growItems(this.#itemArrays(), held);
   }
 
   #itemArrays() {
-    return { flags: this.flags, type: this.#type, published: this.published, ends: this.#ends, popularity: this.#popularity, vectors: this.#startVectors };
+    return { flags: this.flags, type: this.#type, published: this.published, ends: this.#ends, popularity: this.#popularity };
   }
 
   #rebuildLatest(): void {
     this.#building = false;
-    this.#ranker.setItems(this.#itemArrays());
-    this.#startVectors = new Float32Array(0);
     this.latest = newestFirst(this.published, this.flags, this.#capacity, LATEST_SIZE);
     this.#inLatest = new Set(this.latest);
     this.#latestList = undefined;

@@ -26,6 +26,7 @@ import {
   quantizeVector,
   rankInputProblem,
   rankerError,
+  vectorRangeCount,
   type ItemArrays,
   type ItemUpdate,
   type RankInput,
@@ -216,6 +217,11 @@ export class WasmRanker implements Ranker {
     if (item.vector && item.vector.length !== VECTOR_DIM) throw rankerError(`vector has ${item.vector.length} dims, not ${VECTOR_DIM}`);
     this.#writeState(ix, item.flags, item.type, item.published, item.ends);
     if (item.vector !== undefined) this.#writeVector(ix, item.vector ?? undefined, 0);
+  }
+
+  setVectors(first: number, vectors: Float32Array): void {
+    const count = vectorRangeCount(first, vectors, this.#itemCount);
+    for (let i = 0; i < count; i++) this.#writeVector(first + i, vectors, i * VECTOR_DIM);
   }
 
   addVector(ix: number, weight: number, out: Float32Array): void {

@@ -131,6 +131,12 @@ export interface Ranker {
   growItems(items: ItemArrays, held: number): void;
   /** Replaces one item's resident values (ix < n). Throws AppError `internal` on a bad ix or vector. */
   updateItem(ix: number, item: ItemUpdate): void;
+  /**
+   * Replaces the vectors of items first, first + 1, ... (vectors.length / VECTOR_DIM of them,
+   * all < n), keeping the rest of their values: how a catalog view loads the builder's saved
+   * vectors by chunk without a float copy of them all. Throws AppError `internal` on a bad range.
+   */
+  setVectors(first: number, vectors: Float32Array): void;
   /** Replaces the popularity prior only (length n). Throws AppError `internal` on a bad length. */
   setPopularity(popularity: Float32Array): void;
   /**
@@ -195,6 +201,14 @@ export function itemArraysProblem(items: ItemArrays): string | undefined {
   const v = items.vectors?.length ?? 0;
   if (v !== 0 && v !== n * VECTOR_DIM) return `vectors has ${v} values, not ${n} × ${VECTOR_DIM}`;
   return undefined;
+}
+
+/** How many vectors setVectors(first, vectors) writes; throws when they do not fit n items. */
+export function vectorRangeCount(first: number, vectors: Float32Array, n: number): number {
+  const count = vectors.length / VECTOR_DIM;
+  if (!Number.isInteger(count)) throw rankerError(`vectors has ${vectors.length} values, not a multiple of ${VECTOR_DIM}`);
+  if (!Number.isInteger(first) || first < 0 || first + count > n) throw rankerError(`vectors for items ${first} to ${first + count - 1} are outside the ${n} items held`);
+  return count;
 }
 
 /** 2^(-ageSec / halfLifeSec) as an f32 (the kernel's halfLifeDecay). */
@@ -297,6 +311,11 @@ export class ReferenceRanker implements Ranker {
     const kept = Math.min(held, old.scale.length, this.#items.scale.length);
     this.#items.q.set(old.q.subarray(0, kept * VECTOR_DIM));
     this.#items.scale.set(old.scale.subarray(0, kept));
+  }
+
+  setVectors(first: number, vectors: Float32Array): void {
+    const count = vectorRangeCount(first, vectors, this.#items.flags.length);
+    for (let i = 0; i < count; i++) this.#items.scale[first + i] = quantizeVector(vectors, i * VECTOR_DIM, this.#items.q, (first + i) * VECTOR_DIM);
   }
 
   addVector(ix: number, weight: number, out: Float32Array): void {

@@ -411,6 +411,20 @@ function rankerSuite(name: string, make: () => Ranker): void {
       assert.equal(ranked.score[[...ranked.ix].indexOf(7)], 0, 'a new item has no vector to score');
     });
 
+    test('setVectors writes a run of vectors as updateItem would, keeps the rest of each record, and refuses a run outside n', () => {
+      const r = make();
+      r.setItems(itemsOf(6));
+      const vectors = Float32Array.from({ length: 3 * VECTOR_DIM }, (_, i) => Math.cos(i));
+      r.setVectors(2, vectors);
+      const one = make();
+      one.setItems(itemsOf(6));
+      for (let k = 0; k < 3; k++) one.updateItem(2 + k, { flags: RANKABLE, type: 0, published: 0, ends: 0, vector: vectors.subarray(k * VECTOR_DIM, (k + 1) * VECTOR_DIM) });
+      for (let ix = 0; ix < 6; ix++) assert.deepEqual(heldVector(r, ix), heldVector(one, ix), `ix ${ix}`);
+      assertRanks(r, request([], { pool: u32(1, 3) }), [1, 3], [0, 0]);
+      assert.throws(() => r.setVectors(4, vectors), (e) => isInternalError(e) && /items 4 to 6 are outside the 6 items/.test((e as Error).message));
+      assert.throws(() => r.setVectors(0, new Float32Array(VECTOR_DIM + 1)), (e) => isInternalError(e) && /not a multiple of/.test((e as Error).message));
+    });
+
     test('addVector adds weight × the held (quantised) vector; updateItem without a vector keeps it', () => {
       const r = make();
       r.setItems(itemsOf(3));
