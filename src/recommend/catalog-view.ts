@@ -422,7 +422,7 @@ export class CatalogView {
       if (order[id]! >= OTHER_KEYS) continue;
       let items = this.#postings[id];
       const n = this.#postingLength[id] ?? 0;
-      if (!items || n === items.length) this.#postings[id] = items = items ? grown(items, 2 * n) : new Uint32Array(4);
+      if (!items || n === items.length) this.#postings[id] = items = items ? grown(items, n + Math.max(4, n >>> 2)) : new Uint32Array(4);
       items[n] = ix;
       this.#postingLength[id] = n + 1;
     }

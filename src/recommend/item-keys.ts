@@ -8,6 +8,12 @@
  */
 import { grown } from '../domain/grown.ts';
 
+/**
+ * A growth's new length: a quarter more (at least 1,024). Doubling left up to half of each array
+ * unused: at 1,000,000 items the pool was 33.6 MB for 20 MB of ids.
+ */
+export const headroom = (n: number) => Math.max(1024, n + (n >>> 2));
+
 /** Dead pool entries tolerated before a compaction: rewrites are rare, a compaction is O(pool). */
 const MIN_DEAD_TO_COMPACT = 1 << 16;
 
@@ -50,21 +56,21 @@ export class ItemKeys {
   /** Makes `ids` (in their order) the keys of ix, replacing what it had. */
   set(ix: number, ids: readonly number[]): void {
     if (ix >= this.#start.length) {
-      const capacity = Math.max(1024, (ix + 1) * 2);
+      const capacity = headroom(ix + 1);
       this.#start = grown(this.#start, capacity);
       this.#count = grown(this.#count, capacity);
     }
     this.#dead += this.#count[ix]!;
     this.#count[ix] = 0;
     if (this.#dead >= MIN_DEAD_TO_COMPACT && this.#dead * 2 > this.#used) this.#compact();
-    if (this.#used + ids.length > this.pool.length) this.pool = grown(this.pool, Math.max(this.pool.length * 2, this.#used + ids.length), this.#used);
+    if (this.#used + ids.length > this.pool.length) this.pool = grown(this.pool, Math.max(headroom(this.pool.length), this.#used + ids.length), this.#used);
     this.#start[ix] = this.#used;
     this.#count[ix] = ids.length;
     for (let i = 0; i < ids.length; i++) this.pool[this.#used++] = ids[i]!;
   }
 
   #compact(): void {
-    const pool = new Uint32Array(Math.max(1024, (this.#used - this.#dead) * 2));
+    const pool = new Uint32Array(headroom(this.#used - this.#dead));
     let used = 0;
     for (let ix = 0; ix < this.#start.length; ix++) {
       const n = this.#count[ix]!;
