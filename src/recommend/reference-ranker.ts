@@ -126,7 +126,9 @@ export interface Ranker {
    * setItems for a catalog that grew: the arrays hold what the ranker already holds for the
    * first `held` items (n at the last setItems, and every updateItem and setPopularity since), so
    * only the items from `held` on need writing. A catalog of 1,000,000 items rewrote every record
-   * (each vector quantized again) inside one batch at each growth. Same errors as setItems.
+   * (each vector quantized again) inside one batch at each growth. The vectors of the first `held`
+   * are kept whether or not the arrays carry any (a catalog view passes none: the ranker's copy is
+   * the only one). Same errors as setItems.
    */
   growItems(items: ItemArrays, held: number): void;
   /** Replaces one item's resident values (ix < n). Throws AppError `internal` on a bad ix or vector. */
