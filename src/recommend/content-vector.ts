@@ -31,6 +31,9 @@ function fnv1a(text: string): number {
 
 /** The hash state after the word features' prefix `w:`: a word's hash continues from it. */
 const WORD_HASH_START = fnv1a('w:');
+const CATEGORY_HASH_START = fnv1a('c:');
+const TAG_HASH_START = fnv1a('t:');
+const SLASH = 0x2f;
 
 function addHashed(vector: Float32Array, h: number, weight: number): void {
   // The top bit picks the sign so that colliding features cancel out on average.
@@ -79,14 +82,48 @@ function addWords(vector: Float32Array, text: string | undefined, weight: number
   }
 }
 
+/**
+ * `h` continued over the ASCII text lower-cased, or undefined at its first non-ASCII character
+ * (whose lower case may depend on what surrounds it: the caller builds the string instead).
+ */
+function continueAsciiLower(h: number, text: string): number | undefined {
+  for (let i = 0; i < text.length; i++) {
+    let c = text.charCodeAt(i);
+    if (c >= 0x80) return undefined;
+    if (c >= 0x41 && c <= 0x5a) c |= 0x20;
+    h = Math.imul(h ^ c, 0x01000193);
+  }
+  return h;
+}
+
+/**
+ * The features `c:<the path's first d levels, joined by '/', lower-cased>` of every level d:
+ * items in sibling subcategories share their parent's feature. Hashed level by level as the
+ * path is scanned; the strings (three per level) were half of a vector's cost, which every
+ * catalog change pays in the builder and in every ranking worker.
+ */
+function addCategoryPath(vector: Float32Array, path: readonly string[]): void {
+  let h: number | undefined = CATEGORY_HASH_START;
+  for (let d = 1; d <= path.length; d++) {
+    if (d > 1) h = Math.imul(h ^ SLASH, 0x01000193);
+    h = continueAsciiLower(h, path[d - 1]!);
+    if (h === undefined) {
+      for (let k = d; k <= path.length; k++) addFeature(vector, `c:${path.slice(0, k).join('/').toLowerCase()}`, CATEGORY_WEIGHT / k ** 0.5);
+      return;
+    }
+    addHashed(vector, h >>> 0, CATEGORY_WEIGHT / d ** 0.5);
+  }
+}
+
 /** The item's content vector, or null when it has no content features (an all-zero row). */
 export function contentVector(item: Item): Float32Array | null {
   const vector = new Float32Array(VECTOR_DIM);
-  for (const path of item.categories ?? []) {
-    // Every level: items in sibling subcategories share their parent's feature.
-    for (let d = 1; d <= path.length; d++) addFeature(vector, `c:${path.slice(0, d).join('/').toLowerCase()}`, CATEGORY_WEIGHT / d ** 0.5);
+  for (const path of item.categories ?? []) addCategoryPath(vector, path);
+  for (const tag of item.tags ?? []) {
+    const h = continueAsciiLower(TAG_HASH_START, tag);
+    if (h === undefined) addFeature(vector, `t:${tag.toLowerCase()}`, TAG_WEIGHT);
+    else addHashed(vector, h >>> 0, TAG_WEIGHT);
   }
-  for (const tag of item.tags ?? []) addFeature(vector, `t:${tag.toLowerCase()}`, TAG_WEIGHT);
   addWords(vector, item.title, TITLE_WEIGHT, Infinity);
   addWords(vector, item.description, DESCRIPTION_WEIGHT, MAX_DESCRIPTION_WORDS);
   let norm = 0;

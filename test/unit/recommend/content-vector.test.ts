@@ -47,3 +47,13 @@ test('content vectors equal the regex definition on ASCII, Unicode letters and d
   const long = Array.from({ length: 300 }, (_, i) => `word${i}`).join(' ');
   assert.deepEqual(contentVector(item('t', long)), referenceVector(item('t', long)), 'the description is cut at 200 words');
 });
+
+test('category and tag features equal the string definition, ASCII hashed as scanned and any other text as built strings', () => {
+  const labels = ['News', 'WORLD', 'tech-AI', 'a/b', 'Σ', 'ΟΔΟΣ', 'aΣ', 'İstanbul', 'Straße', 'naïve', '東京', '𝐀x', 'ǅemal', ' spaced Out ', 'x'];
+  const items: Item[] = [];
+  for (let i = 0; i < labels.length; i++) {
+    const path = [labels[i]!, labels[(i + 3) % labels.length]!, labels[(i + 7) % labels.length]!];
+    items.push({ ...item('t'), categories: [path, path.slice(0, 1), [labels[(i + 5) % labels.length]!]], tags: [labels[i]!, labels[(i + 1) % labels.length]!] });
+  }
+  for (const it of items) assert.deepEqual(contentVector(it), referenceVector(it), JSON.stringify([it.categories, it.tags]));
+});
