@@ -119,13 +119,17 @@ describe('a server with CORS for one origin and a sampled access log', () => {
       assert.equal(sample(text, `${name}_bucket`, { le: '+Inf' }), sample(text, `${name}_count`));
     }
     const health = (await (await fetch(`${server.url}/health`)).json()) as {
-      model_builder: { flush_ms: MsSummaryWire };
+      model_builder: { flush_ms: MsSummaryWire; flush_cpu_ms: { count: number; mean: number | null } };
       request_counter: { flush_ms: MsSummaryWire };
     };
     for (const [what, cost] of [['builder', health.model_builder.flush_ms], ['request counter', health.request_counter.flush_ms]] as const) {
       assert.ok(cost.count >= 1, `${what}: ${JSON.stringify(cost)}`);
       assert.ok(cost.max > 0 && cost.p50 <= cost.p99 && cost.p99 <= cost.max, `${what}: ${JSON.stringify(cost)}`);
     }
+    // The builder's flushes by their CPU time too: counted with them, a mean no larger than their longest hold.
+    const cpu = health.model_builder.flush_cpu_ms;
+    assert.equal(cpu.count, health.model_builder.flush_ms.count, JSON.stringify(health.model_builder));
+    assert.ok(cpu.mean !== null && cpu.mean >= 0 && cpu.mean <= health.model_builder.flush_ms.max + 5, JSON.stringify(cpu));
   });
 
   test('a request id sent in X-Request-Id is echoed; one is generated otherwise; problems carry it', async () => {

@@ -81,6 +81,8 @@ export function registerHealthRoute(server: HttpServer, builder: ModelBuilder, t
             lag_ms: { p50: stats.lag.p50Ms, p99: stats.lag.p99Ms, max: stats.lag.maxMs },
             // How long a flush holds the builder's thread (issue 12: periodic commits under 1 ms each).
             flush_ms: msToWire(stats.flush),
+            // Their CPU time on average (the thread's CPU clock is good to a tick per reading).
+            flush_cpu_ms: { count: stats.flushCpu.count, mean: stats.flushCpu.count > 0 ? Math.round((stats.flushCpu.totalMs / stats.flushCpu.count) * 1000) / 1000 : null },
             positions: stats.positions,
             skipped: stats.skipped,
             // The item layout (filter arrays, content vectors, item view records) of catalog changes:
