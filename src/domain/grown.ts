@@ -13,6 +13,13 @@ export function grown<T extends Growable>(a: T, size: number, used = a.length): 
   return out;
 }
 
+/**
+ * The length an array holding `n` grows to: a quarter more, at least `least`. Doubling left up to
+ * half of each one unused (a ranking worker's item-key pool at 1,000,000 items: 33.6 MB for 20 MB
+ * of ids).
+ */
+export const quarterMore = (n: number, least: number): number => Math.max(least, n + (n >>> 2));
+
 /** `a` when it holds `n` entries, else a new array of its kind for at least `n` (contents not kept: scratch memory refilled per use). */
 export function withRoom<T extends Growable>(a: T, n: number): T {
   return a.length >= n ? a : new (a.constructor as new (n: number) => T)(Math.max(n, 2 * a.length));

@@ -51,8 +51,8 @@ export class ModelBuilder {
       catchUpFlushMs: 30_000,
       layoutFlushMs: 500,
       // Each changed item holds a vector and an item view entry until its flush: after a
-      // 1,000,000-row file drop the builder's catch-up took the service's RssAnon to 790-1,000 MB
-      // at 50,000, 677 at 10,000, with the same builder CPU (~10 s).
+      // 1,000,000-row file drop the builder's catch-up took the service's RssAnon to 810-1,000 MB
+      // at 50,000 (six runs), 680-700 MB at 10,000 (three), with the same builder CPU (~10 s).
       layoutFlushItems: 10_000,
       statsIntervalMs: 1000,
       // Applied by ts-worker.mjs to this thread alone (config builder.niceness; absent, as in a

@@ -35,7 +35,7 @@ import {
 import type { ListFilters } from '../config/types.ts';
 import { contentVector } from './content-vector.ts';
 import { ItemKeys } from './item-keys.ts';
-import { grown } from '../domain/grown.ts';
+import { grown, quarterMore } from '../domain/grown.ts';
 import { ALL_TYPES, VECTOR_DIM, type Ranker } from './reference-ranker.ts';
 
 // Local copies: an imported binding is read through a getter under tsx, which showed in profiles
@@ -122,7 +122,6 @@ export class CatalogView {
     // all was 160 MB of a ranking worker at 1,000,000 items, and read whole before the kernel
     // got it, it stayed resident until a mark-compact that an idle worker never ran.
     this.#ranker.setItems(this.#itemArrays());
-    this.#laidOut = true;
     this.#saved = this.#readSavedVectors();
     if (!this.#readItemView()) {
       const range = store.items.getRange({ start: [environment], end: [environment, KEY_END] });
@@ -367,8 +366,6 @@ export class CatalogView {
 
   /** True while the constructor scans: `latest` is made once afterwards. */
   #building = true;
-  /** True once the ranker holds a layout: a growth from then on grows its records too. */
-  #laidOut = false;
 
   /** Sends one item's values to the ranker. `vector` undefined keeps the one held, null clears it. */
   #push(ix: number, vector: Float32Array | null | undefined): void {
@@ -422,7 +419,7 @@ export class CatalogView {
       if (order[id]! >= OTHER_KEYS) continue;
       let items = this.#postings[id];
       const n = this.#postingLength[id] ?? 0;
-      if (!items || n === items.length) this.#postings[id] = items = items ? grown(items, n + Math.max(4, n >>> 2)) : new Uint32Array(4);
+      if (!items || n === items.length) this.#postings[id] = items = items ? grown(items, quarterMore(n, 4)) : new Uint32Array(4);
       items[n] = ix;
       this.#postingLength[id] = n + 1;
     }
@@ -444,8 +441,9 @@ export class CatalogView {
     this.#ends = grow(this.#ends, (n) => new Uint32Array(n));
     this.#popularity = grow(this.#popularity, (n) => new Float32Array(n));
     this.#capacity = capacity;
-    // The ranker keeps the vectors (the arrays have none): it writes the grown records' as zeros.
-    if (this.#laidOut) this.#ranker.growItems(this.#itemArrays(), held);
+    // Held 0: the constructor's first growth, which lays the ranker out next. From then on the
+    // ranker keeps the vectors (the arrays have none) and writes the grown records' as zeros.
+    if (held > 0) this.#ranker.growItems(this.#itemArrays(), held);
   }
 
   #itemArrays() {

@@ -6,13 +6,9 @@
  * the key strings), and a heap that size made the worker's mark-compacts the light-load p99
  * (issue 11). Pure data, no I/O; one ranking worker's, not shared.
  */
-import { grown } from '../domain/grown.ts';
+import { grown, quarterMore } from '../domain/grown.ts';
 
-/**
- * A growth's new length: a quarter more (at least 1,024). Doubling left up to half of each array
- * unused: at 1,000,000 items the pool was 33.6 MB for 20 MB of ids.
- */
-export const headroom = (n: number) => Math.max(1024, n + (n >>> 2));
+const headroom = (n: number) => quarterMore(n, 1024);
 
 /** Dead pool entries tolerated before a compaction: rewrites are rare, a compaction is O(pool). */
 const MIN_DEAD_TO_COMPACT = 1 << 16;

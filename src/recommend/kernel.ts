@@ -186,17 +186,13 @@ export class WasmRanker implements Ranker {
       // An ix not in the catalog (the view's headroom: a fifth of a grown layout) is never a
       // candidate the kernel scores, so its vector is not quantized: zeros, as for no vector.
       const flags = items.flags[ix]!;
-      this.#writeRecord(ix, flags, items.type[ix]!, items.published[ix]!, items.ends[ix]!, flags === 0 ? undefined : vectors, ix * VECTOR_DIM);
+      this.#writeState(ix, flags, items.type[ix]!, items.published[ix]!, items.ends[ix]!);
+      this.#writeVector(ix, flags === 0 ? undefined : vectors, ix * VECTOR_DIM);
       this.#f32[(this.#itemsOff + ix * RECORD_BYTES + REC_POPULARITY) >>> 2] = items.popularity[ix]!;
     }
   }
 
-  /** Writes an item's record but for its slot (kernel scratch) and popularity (setPopularity's). */
-  #writeRecord(ix: number, flags: number, type: number, published: number, ends: number, vectors: ArrayLike<number> | undefined, at: number): void {
-    this.#writeState(ix, flags, type, published, ends);
-    this.#writeVector(ix, vectors, at);
-  }
-
+  /** An item record's state (its vector, slot and popularity are written apart). */
   #writeState(ix: number, flags: number, type: number, published: number, ends: number): void {
     const record = this.#itemsOff + ix * RECORD_BYTES;
     this.#u8[record + REC_FLAGS] = flags;

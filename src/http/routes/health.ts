@@ -82,7 +82,7 @@ export function registerHealthRoute(server: HttpServer, builder: ModelBuilder, t
             // How long a flush holds the builder's thread (issue 12: periodic commits under 1 ms each).
             flush_ms: msToWire(stats.flush),
             // Their CPU time on average (the thread's CPU clock is good to a tick per reading).
-            flush_cpu_ms: { count: stats.flushCpu.count, mean: stats.flushCpu.count > 0 ? Math.round((stats.flushCpu.totalMs / stats.flushCpu.count) * 1000) / 1000 : null },
+            flush_cpu_ms: { count: stats.flush.count, mean: stats.flush.count > 0 ? Math.round((stats.flushCpuMs / stats.flush.count) * 1000) / 1000 : null },
             positions: stats.positions,
             skipped: stats.skipped,
             // The item layout (filter arrays, content vectors, item view records) of catalog changes:
