@@ -32,6 +32,11 @@ export class MsHistogram {
     this.#counts = new Float64Array(buckets.length + 1);
   }
 
+  /** Values recorded. */
+  get count(): number {
+    return this.#count;
+  }
+
   record(ms: number): void {
     const value = Math.max(0, ms);
     this.#histogram.observe(value / 1000);

@@ -22,7 +22,7 @@ import { ItemLayoutState } from './item-layout.ts';
 import type { MsSummary } from '../metrics/ms-histogram.ts';
 import { BuilderHistograms } from './builder-histograms.ts';
 import type { RequestCounts } from '../domain/request-counts.ts';
-import { RequestCountsWriter } from './request-counts.ts';
+import { CHUNKS_PER_FLUSH, RequestCountsWriter } from './request-counts.ts';
 import { nameThread } from '../thread-name.ts';
 import { reportGcPauses } from '../metrics/gc-pauses.ts';
 import { threadCpuClock } from '../thread-cpu.ts';
@@ -128,7 +128,7 @@ let changesWritten = changesPosition;
 let changesReadable = changesPosition;
 const histograms = new BuilderHistograms();
 /** The recommendation requests' report counters the main thread posts, written with the next flush. */
-const requestCounts = new RequestCountsWriter();
+const requestCounts = new RequestCountsWriter(store);
 const skipped: SkipCounts = new Map();
 /** Acceptance times of events applied but not yet written. */
 const unwritten: number[] = [];
@@ -187,13 +187,16 @@ function catchUpFlushDelay(): number {
   return Math.min(data.catchUpFlushMs, Math.max(data.flushMs, lastFlushCpuMs / CATCH_UP_FLUSH_SHARE));
 }
 
-/** Writes what was applied; the item layout and the change-feed position only `withLayout`. */
-function flush(withLayout: boolean): void {
+/**
+ * Writes what was applied; the item layout and the change-feed position only `withLayout`; up to
+ * `countChunks` of the request counters' item chunks (model/request-counts.ts).
+ */
+function flush(withLayout: boolean, countChunks = CHUNKS_PER_FLUSH): void {
   const startedAt = performance.now();
   const cpuAtStart = cpuMs();
   const changedRows = new Map<string, number[]>();
   const writes = withLayout ? [layout.prepareFlush()] : [];
-  writes.push(requestCounts.prepareFlush(store));
+  writes.push(requestCounts.prepareFlush(countChunks));
   const changes = changesPosition;
   for (const [environment, model] of models) {
     const changed: number[] = [];
@@ -286,6 +289,9 @@ let lastLayoutFlush = lastFlush;
 let lastStats = 0;
 let postedApplied = -1;
 let postedChanges = -1;
+/** Flushes when stats were last posted: one that wrote only request counts moves neither count above. */
+let postedFlushes = -1;
+const statsMoved = () => applied !== postedApplied || changesReadable !== postedChanges || histograms.flush.count !== postedFlushes;
 /** The store's counters when ingest() last found nothing new: unchanged means nothing to read. */
 let seenEventSeq = -1;
 let seenChangeSeq = -1;
@@ -320,9 +326,8 @@ while (!stopping) {
     if (withLayout) lastLayoutFlush = lastFlush;
   }
   // Stats only when a flush changed them: an idle builder posts nothing.
-  const statsChanged = applied !== postedApplied || changesReadable !== postedChanges;
-  if (statsChanged && now - lastStats >= data.statsIntervalMs) {
-    [lastStats, postedApplied, postedChanges] = [now, applied, changesReadable];
+  if (statsMoved() && now - lastStats >= data.statsIntervalMs) {
+    [lastStats, postedApplied, postedChanges, postedFlushes] = [now, applied, changesReadable, histograms.flush.count];
     await postStats();
   }
   if (consumed > 0) {
@@ -332,11 +337,11 @@ while (!stopping) {
   }
   // Caught up: sleep until a commit signals, the pending flush is due, or stats are.
   const untilFlush = pending ? Math.max(0, dueAt - now) : Infinity;
-  const untilStats = applied !== postedApplied || changesReadable !== postedChanges ? Math.max(0, lastStats + data.statsIntervalMs - now) : Infinity;
+  const untilStats = statsMoved() ? Math.max(0, lastStats + data.statsIntervalMs - now) : Infinity;
   await idle(Math.min(untilFlush, untilStats, data.pollMs));
 }
 stopListening();
-flush(true);
+flush(true, Infinity);
 await store.modelRoot.flushed;
 await postStats();
 await store.close();

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { test } from 'node:test';
-import { RequestCountsWriter } from '../../../src/model/request-counts.ts';
+import { CHUNKS_PER_FLUSH, RequestCountsWriter } from '../../../src/model/request-counts.ts';
 import { ITEMS_PER_POST, RequestCounter } from '../../../src/recommend/request-counter.ts';
 import type { RequestCounts } from '../../../src/domain/request-counts.ts';
 import { Store } from '../../../src/store/open.ts';
@@ -30,21 +30,23 @@ async function withStore(run: (store: Store) => Promise<void>): Promise<void> {
 
 /**
  * A counter posting to the builder's writer, as the service wires them (the thread hop aside):
- * flush and close also run the builder's next write, as its flush would.
+ * flush runs the builder's next write, as its flush would (at most CHUNKS_PER_FLUSH item
+ * chunks); close writes everything, as the builder's last flush before a stop does.
  */
 function countingInto(store: Store) {
-  const writer = new RequestCountsWriter();
+  const writer = new RequestCountsWriter(store);
   const counter = new RequestCounter((counts) => writer.add(counts));
-  const write = () => store.modelRoot.transactionSync(writer.prepareFlush(store));
+  const write = (chunks?: number) => store.modelRoot.transactionSync(writer.prepareFlush(chunks));
   return {
     counter,
+    writer,
     flush(): void {
       counter.flush();
       write();
     },
     close(): void {
       counter.close();
-      write();
+      write(Infinity);
     },
   };
 }
@@ -179,15 +181,25 @@ test("today's counts stay exact over flushes that reuse its array, and a past da
   });
 });
 
-test('per-item counts over thousands of chunks, counted in any order, are all written by the next write and add up exactly', async (t) => {
+test('per-item counts over thousands of chunks, counted in any order, are written at most CHUNKS_PER_FLUSH chunks a write, coverage first, and add up exactly', async (t) => {
   t.mock.timers.enable({ apis: ['setInterval'] });
   await withStore(async (store) => {
-    const { counter, flush, close } = countingInto(store);
+    const { counter, writer, flush, close } = countingInto(store);
     // 4,000 items (due at once: at most 4,096) in 4,000 different count chunks, counted from the last.
     const many = Array.from({ length: 4000 }, (_, i) => (3999 - i) * COUNT_CHUNK_ITEMS);
+    const coverageChunks = new Set(many.map((ix) => Math.floor(ix / COVERAGE_CHUNK_ITEMS))).size;
     counter.recommended('demo', NOW, [...many, many[3999]!]);
     flush();
-    assert.equal(storedRecords(store, 'repn').length, many.length, 'one write holds every chunk');
+    assert.equal(storedRecords(store, 'repc').length, Math.min(coverageChunks, CHUNKS_PER_FLUSH), 'the coverage chunks go first');
+    assert.equal(storedRecords(store, 'repn').length, Math.max(0, CHUNKS_PER_FLUSH - coverageChunks), 'then count chunks, up to the bound');
+    let writes = 1;
+    for (; writer.pending; writes++) {
+      const before = storedRecords(store, 'repn').length + storedRecords(store, 'repc').length;
+      flush();
+      assert.ok(storedRecords(store, 'repn').length + storedRecords(store, 'repc').length - before <= CHUNKS_PER_FLUSH);
+    }
+    assert.equal(writes, Math.ceil((many.length + coverageChunks) / CHUNKS_PER_FLUSH));
+    assert.equal(storedRecords(store, 'repn').length, many.length, 'every chunk written, each once');
     counter.recommended('demo', NOW, [COUNT_CHUNK_ITEMS * 4000, many[3998]!]);
     close();
     assert.equal(storedRecords(store, 'repn').length, many.length + 1);
@@ -195,6 +207,30 @@ test('per-item counts over thousands of chunks, counted in any order, are all wr
     assert.equal(readCoverage(store, 'demo', DAY, DAY).recommended, many.length + 1);
     const top = readTopItems(store, 'demo', 'recommended', DAY, DAY, 3);
     assert.deepEqual(top.map((i) => [i.item_id, i.count]), [['a0', 2], [`a${COUNT_CHUNK_ITEMS}`, 2], [`a${2 * COUNT_CHUNK_ITEMS}`, 1]]);
+  });
+});
+
+test("a writer started on stored counts (the builder restarted) adds to them: each chunk's stored value is read before its first count", async (t) => {
+  t.mock.timers.enable({ apis: ['setInterval'] });
+  await withStore(async (store) => {
+    const first = countingInto(store);
+    first.counter.recommended('demo', NOW, [3, 3, COVERAGE_CHUNK_ITEMS + 1]);
+    first.close();
+    const second = countingInto(store);
+    second.counter.recommended('demo', NOW, [3, 4]);
+    second.flush();
+    second.counter.recommended('demo', NOW, [4]);
+    second.close();
+    await nameItems(store, [3, 4, COVERAGE_CHUNK_ITEMS + 1]);
+    assert.deepEqual(
+      readTopItems(store, 'demo', 'recommended', DAY, DAY, 10).map((i) => [i.item_id, i.count]),
+      [
+        ['a3', 3],
+        ['a4', 2],
+        [`a${COVERAGE_CHUNK_ITEMS + 1}`, 1],
+      ],
+    );
+    assert.equal(readCoverage(store, 'demo', DAY, DAY).recommended, 3, "the first writer's coverage bits kept");
   });
 });
 
