@@ -132,6 +132,26 @@ describe('a server with CORS for one origin and a sampled access log', () => {
     assert.ok(cpu.mean !== null && cpu.mean >= 0 && cpu.mean <= health.model_builder.flush_ms.max + 5, JSON.stringify(cpu));
   });
 
+  test("/health counts the builder's flushes that write only request counters (recommendations served, no event)", async () => {
+    const builderFlushes = async () => ((await (await fetch(`${server.url}/health`)).json()) as { model_builder: { flush_ms: MsSummaryWire } | null }).model_builder?.flush_ms.count ?? 0;
+    // Settled: no event or catalog change pending, so the next flushes are the counters'.
+    let before = await builderFlushes();
+    await waitFor('the builder idle', async () => {
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      const now = await builderFlushes();
+      const settled = now === before;
+      before = now;
+      return settled ? true : undefined;
+    });
+    const asked = await fetch(`${server.url}/api/demo/recommendations/requests`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ page_type: 'home', channel: 'www', device_id: 'd-counters-only', lists: [{ list_name: 'popular', list_size: 3 }] }),
+    });
+    assert.equal(asked.status, 200, await asked.text());
+    await waitFor('a flush of the request counters in /health', async () => ((await builderFlushes()) > before ? true : undefined));
+  });
+
   test('a request id sent in X-Request-Id is echoed; one is generated otherwise; problems carry it', async () => {
     const given = await fetch(`${server.url}/health`, { headers: { 'X-Request-Id': 'trace-42' } });
     assert.equal(given.headers.get('x-request-id'), 'trace-42');
