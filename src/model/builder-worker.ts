@@ -18,6 +18,7 @@ import { onStoreChange } from '../store/change-signal.ts';
 import { Store } from '../store/open.ts';
 import { EnvironmentModel, type SkipCounts } from './environment-model.ts';
 import { ItemIndices } from './item-indices.ts';
+import { migrateConsumerRecords } from './consumer-records.ts';
 import { ItemLayoutState } from './item-layout.ts';
 import type { MsSummary } from '../metrics/ms-histogram.ts';
 import { BuilderHistograms } from './builder-histograms.ts';
@@ -117,6 +118,7 @@ const written: Record<string, number> = {};
 const newestApplied: Record<string, number> = {};
 const newestWritten: Record<string, number> = {};
 for (const [environment, config] of Object.entries(data.environments)) {
+  migrateConsumerRecords(store, environment);
   positions[environment] = (store.modelState.get(eventsPositionKey(environment)) as number | undefined) ?? 0;
   // Position 0: no flush ever wrote this environment's state, so first touches need not read it.
   models.set(environment, new EnvironmentModel(store, environment, config, positions[environment] === 0));

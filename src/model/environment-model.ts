@@ -10,6 +10,7 @@ import type { StoredEvent } from '../store/event-log.ts';
 import { EVENT_TYPE_CODES } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 import { ConsumedSets } from './consumed-sets.ts';
+import { ConsumerRecords } from './consumer-records.ts';
 import { CooccurrenceState } from './cooccurrence.ts';
 import { eventWeight } from './event-weight.ts';
 import { HistoryState } from './histories.ts';
@@ -28,6 +29,7 @@ const MAX_CACHED = 200_000;
 
 export class EnvironmentModel {
   readonly #config: EnvironmentConfig;
+  readonly #records: ConsumerRecords;
   readonly #histories: HistoryState;
   readonly #consumed: ConsumedSets;
   readonly #cooccurrence: CooccurrenceState;
@@ -38,8 +40,9 @@ export class EnvironmentModel {
   /** `fresh`: nothing of this environment's state was ever written (the builder's position is 0). */
   constructor(store: Store, environment: string, config: EnvironmentConfig, fresh = false) {
     this.#config = config;
-    this.#histories = new HistoryState(store, environment, config.model.historyLength, fresh);
-    this.#consumed = new ConsumedSets(store, environment, fresh);
+    this.#records = new ConsumerRecords(store, environment, fresh);
+    this.#histories = new HistoryState(store, environment, config.model.historyLength, this.#records, fresh);
+    this.#consumed = new ConsumedSets(this.#records);
     this.#cooccurrence = new CooccurrenceState(store, environment, config.model.maxNeighbours, fresh);
     this.#popularity = new PopularityState(store, environment);
     this.#reports = new ReportState(store, environment, config.model.attributionWindowSec, fresh);
@@ -126,14 +129,14 @@ export class EnvironmentModel {
    */
   prepareFlush(changedRows: number[]): () => void {
     const writes = [
+      this.#records.prepareFlush(),
       this.#histories.prepareFlush(),
-      this.#consumed.prepareFlush(),
       this.#cooccurrence.prepareFlush(changedRows),
       this.#popularity.prepareFlush(),
       this.#reports.prepareFlush(),
     ];
+    this.#records.trim(MAX_CACHED);
     this.#histories.trim(MAX_CACHED);
-    this.#consumed.trim(MAX_CACHED);
     this.#cooccurrence.trim(MAX_CACHED);
     return () => {
       for (const write of writes) write();

@@ -1,64 +1,40 @@
 /**
  * @module model/histories
- * Per-user and per-device recent items, kept in memory by the builder and written when it
- * flushes. A device seen with a user_id is linked to that user: its history is merged into the
- * user's and later events of either go to the user's history. Users and devices are cached by
- * their raw id in two maps, so an event's history is found without building a key (the key
- * array and a joined string per lookup were two allocations per event; issue 12's profile).
+ * Per-user and per-device recent items, kept in memory by the builder (in its consumer records,
+ * consumer-records.ts) and written when it flushes. A device seen with a user_id is linked to
+ * that user: its history is merged into the user's and later events of either go to the user's
+ * history.
  */
-import type { Key } from 'lmdb';
 import type { Store } from '../store/open.ts';
-import { copyU32, deviceHistoryKey, u32Values, userHistoryKey } from '../store/model.ts';
+import type { ConsumerRecord, ConsumerRecords } from './consumer-records.ts';
 
 const linkKey = (env: string, deviceId: string) => [env, 'link', deviceId];
 
-export interface History {
-  key: Key;
-  /** Flat (ix, event type code, unix sec) triplets, oldest first. */
-  entries: number[];
-}
+/** A consumer's history: its record's `entries`, flat (ix, event type code, unix sec) triplets, oldest first. */
+export type History = ConsumerRecord;
 
 export class HistoryState {
   readonly #store: Store;
   readonly #env: string;
   readonly #cap: number;
-  readonly #users = new Map<string, History>();
-  readonly #devices = new Map<string, History>();
-  readonly #dirty = new Set<History>();
+  readonly #records: ConsumerRecords;
   /** Device → linked user; '' caches "not linked" so unlinked devices cost one read, not one per event. */
   readonly #links = new Map<string, string>();
   readonly #newLinks = new Map<string, string>();
   /**
-   * Whether histories, and links, may be stored that are not cached: false from a fresh start (the
-   * environment never written) until their own cache is trimmed, so first touches skip the read
-   * (issue 12: reads of keys that did not exist yet were ~5% of a replay). Two flags: the two
-   * caches are trimmed apart, and dropping one says nothing of the other.
+   * Whether links may be stored that are not cached: false from a fresh start (the environment
+   * never written) until the cache is trimmed, so first touches skip the read (issue 12: reads of
+   * keys that did not exist yet were ~5% of a replay).
    */
-  #historiesMayExist: boolean;
   #linksMayExist: boolean;
 
   /** `fresh`: nothing of this environment was ever written (the builder's position is 0). */
-  constructor(store: Store, env: string, historyLength: number, fresh = false) {
+  constructor(store: Store, env: string, historyLength: number, records: ConsumerRecords, fresh = false) {
     this.#store = store;
     this.#env = env;
     this.#cap = historyLength;
-    this.#historiesMayExist = this.#linksMayExist = !fresh;
-  }
-
-  #read(key: Key): History {
-    return { key, entries: this.#historiesMayExist ? Array.from(copyU32(this.#store.model.get(key))) : [] };
-  }
-
-  #user(userId: string): History {
-    let h = this.#users.get(userId);
-    if (!h) this.#users.set(userId, (h = this.#read(userHistoryKey(this.#env, userId))));
-    return h;
-  }
-
-  #device(deviceId: string): History {
-    let h = this.#devices.get(deviceId);
-    if (!h) this.#devices.set(deviceId, (h = this.#read(deviceHistoryKey(this.#env, deviceId))));
-    return h;
+    this.#records = records;
+    this.#linksMayExist = !fresh;
   }
 
   linkedUser(deviceId: string): string | undefined {
@@ -80,9 +56,9 @@ export class HistoryState {
     if (this.linkedUser(deviceId) === userId) return undefined;
     this.#links.set(deviceId, userId);
     this.#newLinks.set(deviceId, userId);
-    const device = this.#device(deviceId);
+    const device = this.#records.device(deviceId);
     if (device.entries.length === 0) return undefined;
-    const user = this.#user(userId);
+    const user = this.#records.user(userId);
     const merged: number[][] = [];
     for (const [list, fromDevice] of [[user.entries, 0], [device.entries, 1]] as const) {
       for (let i = 0; i + 2 < list.length; i += 3) merged.push([list[i]!, list[i + 1]!, list[i + 2]!, fromDevice]);
@@ -92,16 +68,17 @@ export class HistoryState {
     const kept = merged.slice(-this.#cap);
     user.entries = kept.flatMap((e) => [e[0]!, e[1]!, e[2]!]);
     device.entries = [];
-    this.#dirty.add(user).add(device);
+    this.#records.changed(user);
+    this.#records.changed(device);
     return kept;
   }
 
   /** The history an event of this user/device belongs to; none for anonymous devices. */
   historyFor(userId: string | undefined, deviceId: string | undefined): History | undefined {
-    if (userId) return this.#user(userId);
+    if (userId) return this.#records.user(userId);
     if (!deviceId || deviceId === 'no-consent') return undefined;
     const linked = this.linkedUser(deviceId);
-    return linked ? this.#user(linked) : this.#device(deviceId);
+    return linked ? this.#records.user(linked) : this.#records.device(deviceId);
   }
 
   /** Up to `n` most recent distinct item indices of a history other than `except`, newest first. */
@@ -118,33 +95,20 @@ export class HistoryState {
   append(h: History, ix: number, typeCode: number, unixSec: number): void {
     h.entries.push(ix, typeCode, unixSec);
     if (h.entries.length > this.#cap * 3) h.entries.splice(0, h.entries.length - this.#cap * 3);
-    this.#dirty.add(h);
+    this.#records.changed(h);
   }
 
-  /** Encodes what changed since the last flush; the returned function writes it (in a transaction). */
+  /** The device links made since the last flush; the returned function writes them (in a transaction). */
   prepareFlush(): () => void {
-    const dirty = [...this.#dirty];
-    const values = u32Values(dirty.map((h) => h.entries));
-    const writes = dirty.map((h, i): [Key, Buffer | undefined] => [h.key, values[i]]);
     const links = [...this.#newLinks];
-    this.#dirty.clear();
     this.#newLinks.clear();
     return () => {
-      for (const [key, bytes] of writes) {
-        if (bytes) this.#store.model.put(key, bytes);
-        else this.#store.model.remove(key);
-      }
       for (const [deviceId, userId] of links) this.#store.modelState.put(linkKey(this.#env, deviceId), userId);
     };
   }
 
-  /** Drops cached histories (all written) when the cache grows past `max` entries. */
+  /** Drops cached links (all written) when the cache grows past `max` entries. */
   trim(max: number): void {
-    if (this.#users.size + this.#devices.size > max) {
-      this.#users.clear();
-      this.#devices.clear();
-      this.#historiesMayExist = true;
-    }
     if (this.#links.size > max) {
       this.#links.clear();
       this.#linksMayExist = true;

@@ -10,15 +10,7 @@
 import type { Config, ListStrategy } from '../config/types.ts';
 import { grown, withRoom } from '../domain/grown.ts';
 import { Catalog } from '../store/catalog.ts';
-import {
-  CHANGES_POSITION_KEY,
-  copyU32Into,
-  EVENT_TYPE_CODES,
-  deviceConsumedKey,
-  deviceHistoryKey,
-  userConsumedKey,
-  userHistoryKey,
-} from '../store/model.ts';
+import { CHANGES_POSITION_KEY, consumerHistoryEnd, copyU32Into, deviceRecordKey, EVENT_TYPE_CODES, userRecordKey } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 import { CatalogView } from './catalog-view.ts';
 import { NeighbourRows } from './neighbour-rows.ts';
@@ -198,8 +190,9 @@ export class Engine {
   #trainedSeeds = new Uint32Array(0);
   #trainedIx = new Uint32Array(256);
   #trainedWeight = new Float32Array(256);
-  /** A stored history's (ix, event type, unix sec) triplets, read into reused memory. */
-  #history = new Uint32Array(3 * 128);
+  /** The request's user's and device's consumer records (store/model.ts), read into reused memory. */
+  #userRecord = new Uint32Array(3 * 128);
+  #deviceRecord = new Uint32Array(3 * 128);
   #changesPosition: number;
 
   constructor(store: Store, environments: Config['environments']) {
@@ -309,24 +302,33 @@ export class Engine {
     return undefined;
   }
 
+  /** Reads a consumer record into the user's or the device's reused memory; returns its words (0: none stored). */
+  #readConsumer(key: string[], device: boolean): number {
+    const bytes = this.#store.model.getBinaryFast(key);
+    if (!bytes) return 0;
+    if (device) this.#deviceRecord = copyU32Into(this.#deviceRecord, bytes);
+    else this.#userRecord = copyU32Into(this.#userRecord, bytes);
+    return bytes.length >>> 2;
+  }
+
   #userContext(env: Environment, task: RankTask): UserContext {
     const weights = env.eventWeight;
     const seeds = this.#seeds;
     seeds.reset(env.view.capacity);
-    const stored = (key: string[]) => {
-      const bytes = this.#store.model.getBinaryFast(key);
-      if (!bytes) return;
-      const entries = (this.#history = copyU32Into(this.#history, bytes));
-      const words = bytes.length >>> 2;
-      for (let i = 0; i + 2 < words; i += 3) {
-        const ix = entries[i]!;
+    // One record per consumer: its history seeds now, its consumed set once every seed is known.
+    const environment = env.view.environment;
+    const userWords = task.userId ? this.#readConsumer(userRecordKey(environment, task.userId), false) : 0;
+    const deviceWords = task.deviceId !== 'no-consent' ? this.#readConsumer(deviceRecordKey(environment, task.deviceId), true) : 0;
+    const stored = (record: Uint32Array, words: number) => {
+      const end = consumerHistoryEnd(record, words);
+      for (let i = 1; i + 2 < end; i += 3) {
+        const ix = record[i]!;
         seeds.markConsumed(ix);
-        seeds.add(ix, weights[entries[i + 1]!] ?? 1, entries[i + 2]!);
+        seeds.add(ix, weights[record[i + 1]!] ?? 1, record[i + 2]!);
       }
     };
-    const environment = env.view.environment;
-    if (task.userId) stored(userHistoryKey(environment, task.userId));
-    if (task.deviceId !== 'no-consent') stored(deviceHistoryKey(environment, task.deviceId));
+    stored(this.#userRecord, userWords);
+    stored(this.#deviceRecord, deviceWords);
     const recent = (entries: readonly (number | string)[] | undefined) => {
       for (let i = 0; entries && i + RECENT_STRIDE <= entries.length; i += RECENT_STRIDE) {
         const ix = entries[i] as number;
@@ -354,17 +356,14 @@ export class Engine {
       if (seeds.isConsumed(ix) && !seeds.isReconsumable(ix)) exclude.push(ix);
     }
     // Everything ever consumed, beyond the history's window (model/consumed-sets.ts).
-    const everConsumed = (key: string[]) => {
-      const bytes = this.#store.model.getBinaryFast(key);
-      if (!bytes) return;
-      const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
-      for (let at = 0; at + 4 <= bytes.length; at += 4) {
-        const ix = view.getUint32(at, true);
+    const everConsumed = (record: Uint32Array, words: number) => {
+      for (let at = Math.max(1, consumerHistoryEnd(record, words)); at < words; at++) {
+        const ix = record[at]!;
         if (!seeds.isConsumed(ix) && !seeds.isReconsumable(ix)) exclude.push(ix);
       }
     };
-    if (task.userId) everConsumed(userConsumedKey(environment, task.userId));
-    if (task.deviceId !== 'no-consent') everConsumed(deviceConsumedKey(environment, task.deviceId));
+    everConsumed(this.#userRecord, userWords);
+    everConsumed(this.#deviceRecord, deviceWords);
     for (const id of task.exclude) {
       for (const type of env.view.config.itemTypes) {
         const ix = this.#store.itemIndex.get([environment, type, id]);

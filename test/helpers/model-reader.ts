@@ -8,12 +8,13 @@ import type { Rollup } from '../../src/store/report-keys.ts';
 import {
   copyU32,
   copyU8,
+  decodeConsumerRecord,
   decodeNeighbours,
-  deviceHistoryKey,
+  deviceRecordKey,
   itemLayoutKey,
   neighboursKey,
   readPopularity,
-  userHistoryKey,
+  userRecordKey,
 } from '../../src/store/model.ts';
 
 export interface HistoryEntry {
@@ -46,15 +47,23 @@ export class ModelReader {
     this.#itemIndex = root.openDB({ name: 'item-index' });
   }
 
-  /** A history as triplets, oldest first; undefined when no record is stored. */
+  /** A history as triplets, oldest first; undefined when no consumer record is stored. */
   history(kind: 'user' | 'device', id: string): HistoryEntry[] | undefined {
-    const key = kind === 'user' ? userHistoryKey(this.#env, id) : deviceHistoryKey(this.#env, id);
-    const bytes = this.#model.get(key);
-    if (bytes === undefined) return undefined;
-    const u = copyU32(bytes);
+    const record = this.#consumer(kind, id);
+    if (record === undefined) return undefined;
     const out: HistoryEntry[] = [];
-    for (let i = 0; i + 2 < u.length; i += 3) out.push({ ix: u[i]!, type: u[i + 1]!, t: u[i + 2]! });
+    for (let i = 0; i + 2 < record.entries.length; i += 3) out.push({ ix: record.entries[i]!, type: record.entries[i + 1]!, t: record.entries[i + 2]! });
     return out;
+  }
+
+  /** Every ix the consumer ever consumed, sorted; undefined when no consumer record is stored. */
+  consumed(kind: 'user' | 'device', id: string): number[] | undefined {
+    return this.#consumer(kind, id)?.ix;
+  }
+
+  #consumer(kind: 'user' | 'device', id: string): { entries: number[]; ix: number[] } | undefined {
+    const bytes = this.#model.get(kind === 'user' ? userRecordKey(this.#env, id) : deviceRecordKey(this.#env, id));
+    return bytes === undefined ? undefined : decodeConsumerRecord(bytes);
   }
 
   /** Neighbours of an item index, in stored order (strongest first by contract). */

@@ -24,10 +24,25 @@ export function storedModel(store: Store): Map<string, unknown> {
   return out;
 }
 
-/** A builder cache (model/histories.ts, model/consumed-sets.ts): flushed, then maybe trimmed. */
+/** A builder cache (model/consumer-records.ts, model/histories.ts): flushed, then maybe trimmed. */
 interface FlushedCache {
   prepareFlush(): () => void;
   trim(max: number): void;
+}
+
+/** Several caches flushed and trimmed together, as model/environment-model.ts does. */
+export function flushedTogether<T extends object>(parts: T, caches: FlushedCache[]): T & FlushedCache {
+  return Object.assign(parts, {
+    prepareFlush(): () => void {
+      const writes = caches.map((c) => c.prepareFlush());
+      return () => {
+        for (const write of writes) write();
+      };
+    },
+    trim(max: number): void {
+      for (const c of caches) c.trim(max);
+    },
+  });
 }
 
 /**
@@ -48,7 +63,7 @@ export function storedWithFlushes<C extends FlushedCache>(make: (store: Store) =
   });
 }
 
-/** Whether a key of `stored` contains `part` (such as '"cd"'): a run wrote the kind of record it is meant to test. */
+/** Whether a key of `stored` contains `part` (such as '"link"'): a run wrote the kind of record it is meant to test. */
 export function hasRecord(stored: Map<string, unknown>, part: string): boolean {
   for (const key of stored.keys()) if (key.includes(part)) return true;
   return false;

@@ -6,7 +6,9 @@
 // fewer items than maxNeighbours, so no row is cut and the state does not depend on when flushes
 // happen. Each stop is asked for as the builder starts, so it lands at a chunk boundary after at
 // least one chunk (not wherever a timer fell: stops timed 40-300 ms could land before the first
-// chunk or after the last); where each landed is checked to be inside the log.
+// chunk or after the last); where each landed is checked to be inside the log. A builder started
+// on the former layout (histories and consumed sets as records apart) moves them into consumer
+// records and ends with the same state as the builder that wrote those.
 import assert from 'node:assert/strict';
 import { cpSync, rmSync } from 'node:fs';
 import { test } from 'node:test';
@@ -17,6 +19,7 @@ import { open } from 'lmdb';
 import { DEFAULT_CONFIG } from '../../src/config/defaults.ts';
 import type { TrackedEvent } from '../../src/domain/event.ts';
 import { EventLog } from '../../src/store/event-log.ts';
+import { decodeConsumerRecord, LEGACY_CONSUMER_KINDS } from '../../src/store/model.ts';
 import { modelStorePath, Store } from '../../src/store/open.ts';
 import { tempDir } from '../helpers/server.ts';
 
@@ -110,4 +113,39 @@ test('a builder stopped and restarted mid-log writes the same state as one that 
     assert.deepEqual([...got.keys()].sort(), [...expected.keys()].sort());
     for (const [key, value] of expected) assert.deepEqual(got.get(key), value, key);
   }
+});
+
+test("a builder started on histories and consumed sets stored apart (before the consumer records) moves them into consumer records: the same state as a builder that wrote them", { timeout: 400_000 }, async (t) => {
+  const [written, legacy] = [tempDir('affinity-records-'), tempDir('affinity-records-')];
+  t.after(() => {
+    for (const dir of [written, legacy]) rmSync(dir, { recursive: true, force: true });
+  });
+  await writeLog(written);
+  await build(written, []);
+  cpSync(written, legacy, { recursive: true });
+  // The former layout: each consumer record as a history record and a consumed-set record.
+  const root = open({ path: modelStorePath(legacy), maxDbs: 4 });
+  const model = root.openDB({ name: 'model', encoding: 'binary' });
+  let users = 0;
+  const records = Array.from(model.getRange({ start: ['demo', 'd'], end: ['demo', 'v'] }), ({ key, value }) => ({ key, value: Buffer.from(value as Uint8Array) }));
+  await root.transaction(() => {
+    for (const { key, value } of records) {
+      const [env, kind, id] = key as [string, string, string];
+      if (kind !== 'u' && kind !== 'd') continue;
+      const { entries, ix } = decodeConsumerRecord(value);
+      const [historyKind, consumedKind] = LEGACY_CONSUMER_KINDS[kind];
+      if (entries.length > 0) model.put([env, historyKind, id], Buffer.from(Uint32Array.from(entries).buffer));
+      if (ix.length > 0) model.put([env, consumedKind, id], Buffer.from(Uint32Array.from(ix).buffer));
+      model.remove(key);
+      if (kind === 'u') users++;
+    }
+  });
+  await root.close();
+  assert.ok(users > USERS / 2, `${users} users' records rewritten in the former layout`);
+  await build(legacy, []);
+  const expected = await dump(written);
+  const got = await dump(legacy);
+  assert.ok(![...got.keys()].some((k) => /"(hu|hd|cu|cd)"/.test(k)), 'no record of the former layout is left');
+  assert.deepEqual([...got.keys()].sort(), [...expected.keys()].sort());
+  for (const [key, value] of expected) assert.deepEqual(got.get(key), value, key);
 });

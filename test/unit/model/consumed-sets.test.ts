@@ -1,15 +1,22 @@
-// model/consumed-sets.ts on real LMDB: dropping its cache after every flush (trim(0)), so every
-// later touch reads the set back, stores the same as keeping every set in memory.
+// model/consumed-sets.ts on real LMDB (in consumer records, model/consumer-records.ts): dropping
+// the cache after every flush (trim(0)), so every later touch reads the set back, stores the same
+// as keeping every set in memory.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ConsumedSets } from '../../../src/model/consumed-sets.ts';
-import { hasRecord, storedWithFlushes } from '../../helpers/model-store.ts';
+import { ConsumerRecords } from '../../../src/model/consumer-records.ts';
+import { flushedTogether, hasRecord, storedWithFlushes } from '../../helpers/model-store.ts';
+import type { Store } from '../../../src/store/open.ts';
 
 /** Consumption by users and by devices: devices 0-19 merged into users from the 500th event on, 35-39 never. */
 function run(trim: boolean): Promise<Map<string, unknown>> {
   let seed = 9;
   const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
-  return storedWithFlushes((store) => new ConsumedSets(store, 'demo', true), 1500, (sets, i) => {
+  const make = (store: Store) => {
+    const records = new ConsumerRecords(store, 'demo', true);
+    return flushedTogether({ sets: new ConsumedSets(records) }, [records]);
+  };
+  return storedWithFlushes(make, 1500, ({ sets }, i) => {
     const u = Math.floor(random() * 40);
     const ix = Math.floor(random() * 80);
     if ((u < 20 && i <= 500) || u >= 35) return sets.add(undefined, `d${u}`, ix);
@@ -20,6 +27,6 @@ function run(trim: boolean): Promise<Map<string, unknown>> {
 
 test('trim(0) after every flush (sets read back from LMDB) stores the same as no trim', async () => {
   const kept = await run(false);
-  assert.ok(hasRecord(kept, '"cu"') && hasRecord(kept, '"cd"'), 'user and device sets were written');
+  assert.ok(hasRecord(kept, '"u"') && hasRecord(kept, '"d"'), 'user and device records were written');
   assert.deepEqual(await run(true), kept);
 });
