@@ -43,8 +43,9 @@ export const CHANGES_POSITION_KEY = ['pos', 'changes'];
 /**
  * What the builder keeps of a user (or of a device not linked to one) in one record: the recent
  * history and every item ever consumed (for exclusion: no window). Two records before, read by
- * every recommendation request for its user and its device: four B-tree lookups, ~15% of a
- * ranking worker's CPU at 1,000,000 items (perf), and two pages per touched consumer in a flush.
+ * every recommendation request for its user and its device: four of its B-tree lookups (LMDB
+ * was ~15% of a ranking worker's CPU at 1,000,000 items under perf), and two pages per touched
+ * consumer in a builder flush.
  */
 export const userRecordKey = (env: string, userId: string) => [env, 'u', userId];
 export const deviceRecordKey = (env: string, deviceId: string) => [env, 'd', deviceId];
