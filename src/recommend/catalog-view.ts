@@ -82,6 +82,12 @@ export class CatalogView {
   #popularity = new Float32Array(0);
   /** Item id by ix (its type is config.itemTypes[type]). */
   readonly ids: Array<string | undefined> = [];
+  /**
+   * ix + 1 of each item the view holds, by a hash of its type and id (0: free; at most half
+   * full): ixOf answers a request's item ids without LMDB's item index, one B-tree lookup each.
+   */
+  #idSlots = new Int32Array(1024);
+  #slotted = 0;
   readonly information = new Map<string, Array<string | undefined>>();
   /** Each item's filter keys, as ids (item-keys.ts); the bitsets and postings are by key id. */
   readonly #keys = new ItemKeys();
@@ -245,6 +251,45 @@ export class CatalogView {
     return this.#type[ix] ?? UNKNOWN_TYPE;
   }
 
+  /**
+   * The ix of an item of a configured type the view holds (in the catalog or not now), or
+   * undefined: one the view has not applied yet, or known only from events, is in LMDB's item
+   * index alone.
+   */
+  ixOf(itemType: string, id: string): number | undefined {
+    const typeIx = this.config.itemTypes.indexOf(itemType);
+    if (typeIx < 0) return undefined;
+    const slots = this.#idSlots;
+    const mask = slots.length - 1;
+    for (let s = idHash(typeIx, id) & mask; ; s = (s + 1) & mask) {
+      const ix = slots[s]! - 1;
+      if (ix < 0) return undefined;
+      if (this.#type[ix] === typeIx && this.ids[ix] === id) return ix;
+    }
+  }
+
+  /** Enters a new item's ix in #idSlots (an ix keeps its type and id for good: store/item-index.ts). */
+  #slot(ix: number, typeIx: number, id: string): void {
+    if (typeIx === UNKNOWN_TYPE) return;
+    if (2 * (this.#slotted + 1) > this.#idSlots.length) {
+      this.#idSlots = new Int32Array(this.#idSlots.length * 2);
+      this.#slotted = 0;
+      for (let held = 0; held < this.ids.length; held++) {
+        const heldId = this.ids[held];
+        if (heldId !== undefined && this.#type[held] !== UNKNOWN_TYPE) this.#enter(held, idHash(this.#type[held]!, heldId));
+      }
+    }
+    this.#enter(ix, idHash(typeIx, id));
+  }
+
+  #enter(ix: number, hash: number): void {
+    const mask = this.#idSlots.length - 1;
+    let s = hash & mask;
+    while (this.#idSlots[s] !== 0) s = (s + 1) & mask;
+    this.#idSlots[s] = ix + 1;
+    this.#slotted++;
+  }
+
   /** Whether ix names an item currently in the catalog (enabled or not). */
   inCatalog(ix: number): boolean {
     return ix < this.#capacity && (this.flags[ix]! & ITEM_IN_CATALOG) !== 0;
@@ -361,6 +406,7 @@ export class CatalogView {
     this.#type[ix] = typeIx;
     this.#ends[ix] = ends;
     this.published[ix] = published;
+    if (this.ids[ix] === undefined) this.#slot(ix, typeIx, id);
     this.ids[ix] = id;
   }
 
@@ -507,4 +553,11 @@ export function newestFirst(published: Uint32Array, flags: Uint8Array, capacity:
   newer.sort((a, b) => published[b]! - published[a]! || a - b);
   for (let i = 0; newer.length < max && i < tied.length; i++) newer.push(tied[i]!);
   return newer;
+}
+
+/** FNV-1a over an item id's UTF-16 code units, seeded by its type's index. */
+function idHash(typeIx: number, id: string): number {
+  let h = 0x811c9dc5 ^ typeIx;
+  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
+  return h >>> 0;
 }

@@ -296,10 +296,15 @@ export class Engine {
   #resolve(env: Environment, ref: ItemRef): number | undefined {
     const types = ref.type === undefined ? env.view.config.itemTypes : [ref.type];
     for (const type of types) {
-      const ix = this.#store.itemIndex.get([env.view.environment, type, ref.id]);
+      const ix = this.#ixOf(env, type, ref.id);
       if (ix !== undefined && (ref.type !== undefined || env.view.inCatalog(ix))) return ix;
     }
     return undefined;
+  }
+
+  /** An item's ix: from the view's own index, else LMDB's (an item known only from events, or not applied yet). */
+  #ixOf(env: Environment, type: string, id: string): number | undefined {
+    return env.view.ixOf(type, id) ?? this.#store.itemIndex.get([env.view.environment, type, id]);
   }
 
   /** Reads a consumer record into the user's or the device's reused memory; returns its words (0: none stored). */
@@ -366,7 +371,7 @@ export class Engine {
     everConsumed(this.#deviceRecord, deviceWords);
     for (const id of task.exclude) {
       for (const type of env.view.config.itemTypes) {
-        const ix = this.#store.itemIndex.get([environment, type, id]);
+        const ix = this.#ixOf(env, type, id);
         if (ix !== undefined) exclude.push(ix);
       }
     }
