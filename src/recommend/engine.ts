@@ -5,7 +5,8 @@
  * list, in request order: resolve its mandatory items, rank its strategy, fill what is missing
  * from the fallback chain, place the mandatory items; every item chosen is excluded from the
  * lists after it. The kernel does the numeric work; this module gathers its inputs (LMDB reads
- * of histories and neighbour rows into reused buffers) and turns ix back into ids.
+ * of the user's and the device's consumer records and of neighbour rows into reused buffers;
+ * item ids from the catalog view's own index) and turns ix back into ids.
  */
 import type { Config, ListStrategy } from '../config/types.ts';
 import { grown, withRoom } from '../domain/grown.ts';
