@@ -23,7 +23,7 @@ import { ItemLayoutState } from './item-layout.ts';
 import type { MsSummary } from '../metrics/ms-histogram.ts';
 import { BuilderHistograms } from './builder-histograms.ts';
 import type { RequestCounts } from '../domain/request-counts.ts';
-import { CHUNKS_PER_FLUSH, RequestCountsWriter } from './request-counts.ts';
+import { RequestCountsWriter } from './request-counts.ts';
 import { nameThread } from '../thread-name.ts';
 import { reportGcPauses } from '../metrics/gc-pauses.ts';
 import { threadCpuClock } from '../thread-cpu.ts';
@@ -190,10 +190,10 @@ function catchUpFlushDelay(): number {
 }
 
 /**
- * Writes what was applied; the item layout and the change-feed position only `withLayout`; up to
- * `countChunks` of the request counters' item chunks (model/request-counts.ts).
+ * Writes what was applied; the item layout and the change-feed position only `withLayout`; the
+ * request counters' item chunks up to their bound, or `countChunks` (model/request-counts.ts).
  */
-function flush(withLayout: boolean, countChunks = CHUNKS_PER_FLUSH): void {
+function flush(withLayout: boolean, countChunks?: number): void {
   const startedAt = performance.now();
   const cpuAtStart = cpuMs();
   const changedRows = new Map<string, number[]>();

@@ -104,11 +104,14 @@ export function migrateConsumerRecords(store: Store, env: string): number {
   let moved = 0;
   for (const [kind, [historyKind, consumedKind]] of Object.entries(LEGACY_CONSUMER_KINDS)) {
     for (const legacy of [historyKind, consumedKind]) {
+      const range = { start: [env, legacy], end: [env, `${legacy}\u0000`] };
+      // A store written in this layout (every store after its first start) opens no write transaction.
+      if (db.getKeysCount({ ...range, limit: 1 }) === 0) continue;
       // Both parts of each id found: by its history's key, then (what is left) by its consumed set's.
       // Read inside the write transaction, which sees its own removals.
       for (let batch = 1; batch > 0; moved += batch) {
         batch = transactionSyncRetried(store.modelRoot, () => {
-          const ids = Array.from(db.getKeys({ start: [env, legacy], end: [env, `${legacy}\u0000`], limit: MIGRATE_BATCH }), (key) => (key as [string, string, string])[2]);
+          const ids = Array.from(db.getKeys({ ...range, limit: MIGRATE_BATCH }), (key) => (key as [string, string, string])[2]);
           const parts = ids.map((id) => ({ entries: Array.from(copyU32(db.get([env, historyKind, id]))), ix: Array.from(copyU32(db.get([env, consumedKind, id]))) }));
           const values = encodeConsumerRecords(parts);
           ids.forEach((id, i) => {

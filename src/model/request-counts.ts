@@ -19,6 +19,7 @@
  */
 import type { HourTotals, ItemTotals, RequestCounts } from '../domain/request-counts.ts';
 import { grown } from '../domain/grown.ts';
+import { copyU32 } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 import { addToRollup, COUNT_CHUNK_ITEMS, COVERAGE_CHUNK_ITEMS, coverageKey, dayOf, hourOf, latencyKey, recommendedCountsKey, rollupKey } from '../store/report-keys.ts';
 
@@ -31,6 +32,10 @@ import { addToRollup, COUNT_CHUNK_ITEMS, COVERAGE_CHUNK_ITEMS, coverageKey, dayO
  * billing).
  */
 export const CHUNKS_PER_FLUSH = 32;
+
+/** A chunk's state bits (DayItems): its stored value read; counted in since it was last written. */
+const READ = 1;
+const UNWRITTEN = 2;
 
 export class RequestCountsWriter {
   readonly #store: Store;
@@ -162,11 +167,7 @@ class DayItems {
   #readCounts(chunk: number): void {
     this.#countState[chunk]! |= READ;
     const stored = this.#store.modelState.get(recommendedCountsKey(this.#environment, this.#day, chunk)) as Uint8Array | undefined;
-    if (!stored) return;
-    const words = Math.min(COUNT_CHUNK_ITEMS, stored.length >>> 2);
-    const view = new DataView(stored.buffer, stored.byteOffset, words * 4);
-    const first = chunk * COUNT_CHUNK_ITEMS;
-    for (let i = 0; i < words; i++) this.#counts[first + i] = view.getUint32(i * 4, true);
+    this.#counts.set(copyU32(stored).subarray(0, COUNT_CHUNK_ITEMS), chunk * COUNT_CHUNK_ITEMS);
   }
 
   #readCoverage(chunk: number): void {
@@ -196,5 +197,3 @@ class DayItems {
   }
 }
 
-const READ = 1;
-const UNWRITTEN = 2;

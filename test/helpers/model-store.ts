@@ -1,4 +1,4 @@
-// A store in a fresh temp folder for the builder's state classes (model/*.ts) to write to, and
+// A store in a fresh temp folder for the state classes (model/*.ts, recommend/catalog-view.ts) to write to, and
 // everything they wrote, for comparing two runs record by record.
 import { rmSync } from 'node:fs';
 import { Store } from '../../src/store/open.ts';

@@ -4,22 +4,18 @@
 // start; for what it does not hold (an unknown id, a type not configured, an item removed before
 // the view saw it) it answers nothing, and the engine then asks LMDB.
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { test } from 'node:test';
 import { ENVIRONMENT_DEFAULTS } from '../../../src/config/defaults.ts';
 import { CatalogView } from '../../../src/recommend/catalog-view.ts';
 import { WasmRanker } from '../../../src/recommend/kernel.ts';
 import { Catalog } from '../../../src/store/catalog.ts';
-import { Store } from '../../../src/store/open.ts';
-import { tempDir } from '../../helpers/server.ts';
+import { withModelStore } from '../../helpers/model-store.ts';
 
 const CONFIG = { ...ENVIRONMENT_DEFAULTS, itemTypes: ['article', 'video'] };
 const ITEMS = 3000;
 
 test("the view's id index answers as LMDB's item index for every item it holds, and nothing for what it does not", async () => {
-  const dir = tempDir();
-  const store = new Store({ dataDir: dir, mapSizeBytes: 256 * 1024 ** 2 });
-  try {
+  await withModelStore(async (store) => {
     const catalog = new Catalog(store);
     const view = new CatalogView(store, 'demo', CONFIG, new WasmRanker());
     const items: Array<[type: string, id: string]> = [];
@@ -57,8 +53,5 @@ test("the view's id index answers as LMDB's item index for every item it holds, 
     const started = new CatalogView(store, 'demo', CONFIG, new WasmRanker());
     for (const [type, id] of items.filter((_, k) => k !== 5)) assert.equal(started.ixOf(type, id), lmdbIx(type, id), `${type} ${id} at start`);
     assert.equal(started.ixOf(items[5]![0], items[5]![1]), undefined);
-  } finally {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });
