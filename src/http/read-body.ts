@@ -7,6 +7,7 @@
 import { promisify } from 'node:util';
 import { gunzip, inflate } from 'node:zlib';
 import { E } from '../errors.ts';
+import { parseJson } from './parse-json.ts';
 import type { Exchange } from './respond.ts';
 
 /** The one reading of a Content-Encoding header: the codings this service knows, else undefined. */
@@ -72,7 +73,7 @@ export function readBody(ex: Exchange, maxBytes: number, contentLength: string, 
 export function parseJsonBody(body: Buffer | undefined): unknown {
   if (!body || body.length === 0) throw E.bodyRequired();
   try {
-    return JSON.parse(body.toString('utf8'));
+    return parseJson(body.toString('utf8'));
   } catch (err) {
     throw E.bodyNotJson((err as Error).message);
   }

@@ -18,6 +18,7 @@ import type { ServiceMetrics } from '../../metrics/service-metrics.ts';
 import { consumedEntries, type Notice } from '../../recommend/notices.ts';
 import type { EventLog } from '../../store/event-log.ts';
 import { authorize, type Authorizer } from '../auth.ts';
+import { parseJson } from '../parse-json.ts';
 import { isProtobuf, type ProtobufCodec } from '../protobuf.ts';
 import { sendEmpty, sendJson, type StatusMap } from '../respond.ts';
 import type { HttpServer } from '../server.ts';
@@ -65,7 +66,7 @@ function vocabularies(environments: Config['environments']): Map<string, EventVo
 function parseJsonBatch(body: Buffer | undefined): unknown[] {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(body && body.length > 0 ? body.toString('utf8') : '');
+    parsed = parseJson(body && body.length > 0 ? body.toString('utf8') : '');
   } catch (err) {
     throw E.bodyNotJson((err as Error).message);
   }

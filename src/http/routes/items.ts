@@ -9,6 +9,7 @@ import { couldBeItemId, type Catalog } from '../../store/catalog.ts';
 import { authorize, type Authorizer } from '../auth.ts';
 import { environmentOf } from '../environment.ts';
 import { sendEmpty, sendJson, type StatusMap } from '../respond.ts';
+import { parseJson } from '../parse-json.ts';
 import { parseItemBody } from '../schemas/item.ts';
 import type { HttpServer, RequestInfo } from '../server.ts';
 
@@ -34,9 +35,9 @@ function itemTypesOf(deps: ItemRoutesDeps, environment: string): readonly string
   return environmentOf(deps.environments, environment).itemTypes;
 }
 
-function parseJson(body: Buffer): unknown {
+function parseBodyJson(body: Buffer): unknown {
   try {
-    return JSON.parse(body.toString('utf8'));
+    return parseJson(body.toString('utf8'));
   } catch (err) {
     throw E.bodyNotJson((err as Error).message);
   }
@@ -50,7 +51,7 @@ function itemFromBody(
   itemType: string,
   itemId: string | undefined,
 ) {
-  const parsed = parseItemBody(parseJson(body));
+  const parsed = parseItemBody(parseBodyJson(body));
   if ('errors' in parsed) throw E.invalidItem(parsed.errors.map((e) => `${e.path} ${e.message}`).join('; '), parsed.errors);
   const { item } = parsed;
   const errors: FieldError[] = [];
