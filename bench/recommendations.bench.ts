@@ -36,7 +36,7 @@
 // Exit code 1 only when requests failed (non-2xx, socket errors, timeouts), not for a missed target.
 import { spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -316,6 +316,8 @@ interface RoundResult {
   /** GC pauses (ms) during the peak and light runs, of the serving threads and of the idle ones; Affinity only (--trace-gc). */
   gcPausesMs?: number[];
   idleGcPausesMs?: number[];
+  /** --trace-gc's isolates in the measured runs: scavenges and longest pause, serving ones first. */
+  gcIsolates?: string;
   /** Affinity only: GC pauses in the same runs by thread, as each thread reported them (/health process.gc_pauses). */
   gcByThread?: Record<string, ThreadPauses>;
   /** Resident memory of the service after the runs (VmRSS, and RssAnon: not the LMDB map). */
@@ -340,10 +342,13 @@ interface RoundResult {
  * main thread posts each second), but V8's memory reducer gives each a few mark-compacts in the first
  * ~25 s after start (8 s apart), and a niced thread's collection is stretched by the core's
  * serving load (to 20–490 ms, and one of the builder's to 3 s): counted as the service's worst
- * pause, they were no serving thread's. So an isolate serves when it scavenged at least a tenth
- * as often as the one that scavenged most.
+ * pause, they were no serving thread's. So the `servingThreads` isolates that scavenged most
+ * serve (the main thread and the ranking workers: /proc names them); the others are idle. (Before,
+ * any isolate that scavenged a tenth as often as the busiest counted as serving: a round whose
+ * builder scavenged more than usual counted its stretched marking steps.) `isolates` says, per
+ * isolate, how often it scavenged and its longest pause, so a miss names its thread's kind.
  */
-function gcPauses(lines: readonly string[]): { serving: number[]; idle: number[] } {
+function gcPauses(lines: readonly string[], servingThreads: number): { serving: number[]; idle: number[]; isolates: string } {
   const byIsolate = new Map<string, { pauses: number[]; scavenges: number }>();
   for (const line of lines) {
     const m = /^\[\d+:(0x[0-9a-f]+)\].*?(Scavenge|Mark-Compact|Mark-sweep|Minor Mark-Sweep)\b.*?, ([\d.]+) \/ [\d.]+ ms/.exec(line);
@@ -357,10 +362,28 @@ function gcPauses(lines: readonly string[]): { serving: number[]; idle: number[]
     if (step) isolate.pauses.push(Number(step[1]));
     if (m[2] === 'Scavenge' || m[2] === 'Minor Mark-Sweep') isolate.scavenges++;
   }
-  const isolates = [...byIsolate.values()];
-  const most = Math.max(0, ...isolates.map((i) => i.scavenges));
-  const serves = (i: { scavenges: number }) => i.scavenges > 0 && i.scavenges >= most / 10;
-  return { serving: isolates.filter(serves).flatMap((i) => i.pauses), idle: isolates.filter((i) => !serves(i)).flatMap((i) => i.pauses) };
+  const isolates = [...byIsolate.values()].sort((a, b) => b.scavenges - a.scavenges);
+  const serving = isolates.slice(0, servingThreads).filter((i) => i.scavenges > 0);
+  const idle = isolates.filter((i) => !serving.includes(i));
+  const described = (i: { pauses: number[]; scavenges: number }) => `${i.scavenges} scavenges, longest ${Math.max(0, ...i.pauses)} ms`;
+  return {
+    serving: serving.flatMap((i) => i.pauses),
+    idle: idle.flatMap((i) => i.pauses),
+    isolates: `serving: ${serving.map(described).join('; ') || 'none'}; idle: ${idle.map(described).join('; ') || 'none'}`,
+  };
+}
+
+/** Threads of `pid` that serve requests: the main thread and the ranking workers (named aff-rank). */
+function servingThreadCount(pid: number): number {
+  let count = 1;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      if (readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim() === 'aff-rank') count++;
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return count;
 }
 
 interface ThreadPauses {
@@ -416,12 +439,12 @@ async function measure(t: Pick<Target, 'url' | 'pid'>, token: string, contextFil
   const pausesBefore = logs ? await gcPausesByThread(t.url) : undefined;
   const peakRun = await runner.wrk({ ...post, seconds: PEAK_SEC, threadCpu: true });
   const lightRun = await runner.wrk({ ...post, seconds: LIGHT_SEC, connections: LIGHT_CONNECTIONS, threadCpu: true });
-  const gc = logs ? gcPauses(logs.slice(gcFrom)) : undefined;
+  const gc = logs ? gcPauses(logs.slice(gcFrom), servingThreadCount(t.pid)) : undefined;
   // The ranking workers post what they collected at most once a second, from their next batch.
   const gcByThread = pausesBefore ? pausesBetween(pausesBefore, await gcPausesByThread(t.url)) : undefined;
   const peak = measured(peakRun);
   const half = await runner.getAtRate(post, peak.rps / 2);
-  return { peak, peakCpu: peakRun.threadCpu ?? {}, light: measured(lightRun), lightCpu: lightRun.threadCpu ?? {}, half, warmup, ...(gc ? { gcPausesMs: gc.serving, idleGcPausesMs: gc.idle } : {}), ...(gcByThread ? { gcByThread } : {}) };
+  return { peak, peakCpu: peakRun.threadCpu ?? {}, light: measured(lightRun), lightCpu: lightRun.threadCpu ?? {}, half, warmup, ...(gc ? { gcPausesMs: gc.serving, idleGcPausesMs: gc.idle, gcIsolates: gc.isolates } : {}), ...(gcByThread ? { gcByThread } : {}) };
 }
 
 /**
@@ -635,6 +658,7 @@ function report(prepared: Prepared, contexts: { lines: string[]; distinct: numbe
     `GC pauses by thread in the peak and 4-connection runs, as each thread reported them (/health process.gc_pauses; the steps of incremental marking are not pauses there, --trace-gc's 'gc max' counts them): ` +
       results.affinity.map((r, i) => `round ${i + 1}: ${['main', 'ranking', 'builder', 'trainer'].map((t) => `${t} ${pauseText(r.gcByThread?.[t])}`).join(', ')}`).join('; '),
   );
+  console.log(`--trace-gc's isolates in the same runs (incremental marking steps counted): ${results.affinity.map((r, i) => `round ${i + 1}: ${r.gcIsolates ?? 'not traced'}`).join('; ')}`);
   if (process.env.BENCH_JSON === '1') for (const row of threadRows) console.log(JSON.stringify(row));
   const commitText = (pick: (r: RoundResult) => MsSummaryWire | undefined) => {
     const cs = results.affinity.map(pick).filter((c): c is MsSummaryWire => c !== undefined);

@@ -210,7 +210,9 @@ class Parser {
       return known;
     }
     const key = this.#string();
-    if (ordinal < KEY_ORDINALS) lastKeys[ordinal] = key;
+    // Only a key written without escapes (as long as its text): a remembered key then has no
+    // quote, backslash or control character, so matching it and a quote is matching its text.
+    if (ordinal < KEY_ORDINALS && key.length === this.#at - start - 1) lastKeys[ordinal] = key;
     return key;
   }
 

@@ -42,6 +42,13 @@ test('the edge cases of the grammar: the same value or the same SyntaxError as J
   assertSame('['.repeat(deep) + ']'.repeat(deep - 1));
 });
 
+test('keys remembered from earlier bodies (escaped or not) never let a malformed key through', () => {
+  for (const earlier of ['{"x\\"y":1}', '{"x\\u0022y":1}', '{"a\\\\":1}', '{"ok":1,"x\\"y":2}', '{"x":1}']) {
+    assertSame(earlier);
+    for (const later of ['{"x"y":1}', '{"a\\":1}', '{"x":1}', '{"x\\"y":3}', '{"ok":1,"x"y":2}', '{"xy":1}', '{"x']) assertSame(later);
+  }
+});
+
 test('__proto__ in a body is an own property, as JSON.parse makes it, never the prototype', () => {
   const parsed = parseJson('{"__proto__":{"polluted":true}}') as Record<string, unknown>;
   assert.equal(Object.getPrototypeOf(parsed), Object.prototype);
