@@ -7,7 +7,7 @@
 import { promisify } from 'node:util';
 import { gunzip, inflate } from 'node:zlib';
 import { E } from '../errors.ts';
-import { parseJson } from './parse-json.ts';
+import { parseJson } from '../domain/parse-json.ts';
 import type { Exchange } from './respond.ts';
 
 /** The one reading of a Content-Encoding header: the codings this service knows, else undefined. */

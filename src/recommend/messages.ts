@@ -12,6 +12,7 @@
  * as objects.
  */
 import type { Config, ListFilters } from '../config/types.ts';
+import { parseJson } from '../domain/parse-json.ts';
 import type { CheckOutcome, CheckTask, ListTask, RankedList, RankOutcome, RankTask } from './task.ts';
 
 /** What a request asks of the ranking (the validated request, without what only the route needs). */
@@ -47,7 +48,8 @@ export function encodeRankTask(environment: string, nowSec: number, request: Ran
 
 /** Worker: the RankTask of a wire task, each list completed from the environment's configuration. */
 export function decodeRankTask(text: WireRankTask, environments: Config['environments']): RankTask {
-  const [environment, nowSec, userId, deviceId, context, history, exclude, wireLists] = JSON.parse(text) as WireTask;
+  // Not JSON.parse: it would enter the request's short ids in this worker's string table (domain/parse-json.ts).
+  const [environment, nowSec, userId, deviceId, context, history, exclude, wireLists] = parseJson(text) as WireTask;
   const env = environments[environment];
   if (!env) throw new Error(`environment '${environment}' is not configured in this worker`);
   const lists: ListTask[] = [];

@@ -18,7 +18,7 @@ import type { ServiceMetrics } from '../../metrics/service-metrics.ts';
 import { consumedEntries, type Notice } from '../../recommend/notices.ts';
 import type { EventLog } from '../../store/event-log.ts';
 import { authorize, type Authorizer } from '../auth.ts';
-import { parseJson } from '../parse-json.ts';
+import { parseJson } from '../../domain/parse-json.ts';
 import { isProtobuf, type ProtobufCodec } from '../protobuf.ts';
 import { sendEmpty, sendJson, type StatusMap } from '../respond.ts';
 import type { HttpServer } from '../server.ts';

@@ -9,7 +9,7 @@ import { couldBeItemId, type Catalog } from '../../store/catalog.ts';
 import { authorize, type Authorizer } from '../auth.ts';
 import { environmentOf } from '../environment.ts';
 import { sendEmpty, sendJson, type StatusMap } from '../respond.ts';
-import { parseJson } from '../parse-json.ts';
+import { parseJson } from '../../domain/parse-json.ts';
 import { parseItemBody } from '../schemas/item.ts';
 import type { HttpServer, RequestInfo } from '../server.ts';
 

@@ -1,5 +1,5 @@
 /**
- * @module http/parse-json
+ * @module domain/parse-json
  * JSON.parse's result for a request body, with its strings kept out of V8's string table.
  *
  * V8's JSON.parse internalizes every string value of 10 characters or fewer (the user, device and
@@ -12,7 +12,7 @@
  *
  * It answers only what it is sure of: any input it does not take (a syntax error, nesting past
  * MAX_DEPTH) goes to JSON.parse, whose value or SyntaxError is then the answer, so the two agree
- * on every input (test/unit/http/parse-json.test.ts compares them).
+ * on every input (test/unit/domain/parse-json.test.ts compares them).
  */
 
 /** Deeper input goes to JSON.parse (which nests without recursion): no stack overflow here. */

@@ -1,11 +1,11 @@
-// parseJson (http/parse-json.ts) answers exactly what JSON.parse answers, value or SyntaxError, on
+// parseJson (domain/parse-json.ts) answers exactly what JSON.parse answers, value or SyntaxError, on
 // hand-picked edge cases and on generated texts (fast-check), and keeps the strings it returns
 // out of V8's string table, which JSON.parse does not for strings of up to 10 characters.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { parseJson } from '../../../src/http/parse-json.ts';
+import { parseJson } from '../../../src/domain/parse-json.ts';
 
 /** JSON.parse's and parseJson's outcome for `text`: the value, or the error's class and message. */
 function outcomes(text: string): [unknown, unknown] {
@@ -84,7 +84,7 @@ test('texts cut, spliced or made of any characters: the same value or error as J
 test('short string values stay out of the string table (JSON.parse internalizes them)', () => {
   // %IsInternalizedString needs --allow-natives-syntax, so a child process runs the check.
   const script = `
-    const { parseJson } = await import(${JSON.stringify(new URL('../../../src/http/parse-json.ts', import.meta.url).href)});
+    const { parseJson } = await import(${JSON.stringify(new URL('../../../src/domain/parse-json.ts', import.meta.url).href)});
     const text = '{"user_id":"u12345","device_id":"d12345","lists":[{"list_name":"popular","x":"i9"}]}';
     const strings = (o) => typeof o === 'string' ? [o] : o && typeof o === 'object' ? Object.values(o).flatMap(strings) : [];
     const interned = (value) => strings(value).map((s) => eval('%IsInternalizedString(s)'));
