@@ -7,8 +7,9 @@
  * and every mark-compact sweeps the whole table. At ~11,000 recommendation requests/s the main
  * thread gathered ~100,000 dead entries between two mark-compacts: 1–2 ms of their 4–5 ms
  * atomic pause (`--trace-gc-nvp` `clear`), the part that pushed some over issue 11's 5 ms. Here
- * every string is a slice of the body's text: young, and collected by the scavenger. Keys are
- * slices too; setting one as a property looks it up in the table, as JSON.parse's keys are.
+ * every string is a slice of the body's text: young, and collected by the scavenger. A key is the
+ * string last met at its position in an object when it matches (Parser.#key), else a slice;
+ * setting it as a property looks it up in the table, as JSON.parse's keys are.
  *
  * It answers only what it is sure of: any input it does not take (a syntax error, nesting past
  * MAX_DEPTH) goes to JSON.parse, whose value or SyntaxError is then the answer, so the two agree

@@ -72,8 +72,16 @@ export function readBody(ex: Exchange, maxBytes: number, contentLength: string, 
 /** A JSON request body; E.bodyRequired when there is none, E.bodyNotJson when it does not parse. */
 export function parseJsonBody(body: Buffer | undefined): unknown {
   if (!body || body.length === 0) throw E.bodyRequired();
+  return parseBodyText(body);
+}
+
+/**
+ * A request body's JSON, none read as empty text; E.bodyNotJson (with the parser's message) when it
+ * does not parse. For routes whose status for a missing body is that of a body that is not JSON.
+ */
+export function parseBodyText(body: Buffer | undefined): unknown {
   try {
-    return parseJson(body.toString('utf8'));
+    return parseJson(body && body.length > 0 ? body.toString('utf8') : '');
   } catch (err) {
     throw E.bodyNotJson((err as Error).message);
   }

@@ -44,8 +44,9 @@ parentPort!.postMessage({ [ENGINE_BUILT]: threadId });
 
 
 export default function rankBatch({ deadlineAt, tasks, notices }: RankBatch): BatchReply {
-  // lmdb-js renews its read snapshot on a timer, which a Piscina worker waiting on Atomics may
-  // not reach between tasks: renew it here, or a batch could miss a write already answered 200.
+  // lmdb-js renews its read snapshot on a timer, which fires when this worker's event loop next
+  // turns, not necessarily before the next task: renew it here, or a batch could miss a write
+  // already answered 200.
   // Every notice is appended after its commit, so the renewed snapshot holds what it announces.
   store.resetReadTxns();
   reader.apply(notices, handlers);

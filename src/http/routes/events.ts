@@ -18,7 +18,7 @@ import type { ServiceMetrics } from '../../metrics/service-metrics.ts';
 import { consumedEntries, type Notice } from '../../recommend/notices.ts';
 import type { EventLog } from '../../store/event-log.ts';
 import { authorize, type Authorizer } from '../auth.ts';
-import { parseJson } from '../../domain/parse-json.ts';
+import { parseBodyText } from '../read-body.ts';
 import { isProtobuf, type ProtobufCodec } from '../protobuf.ts';
 import { sendEmpty, sendJson, type StatusMap } from '../respond.ts';
 import type { HttpServer } from '../server.ts';
@@ -63,16 +63,6 @@ function vocabularies(environments: Config['environments']): Map<string, EventVo
   return out;
 }
 
-function parseJsonBatch(body: Buffer | undefined): unknown[] {
-  let parsed: unknown;
-  try {
-    parsed = parseJson(body && body.length > 0 ? body.toString('utf8') : '');
-  } catch (err) {
-    throw E.bodyNotJson((err as Error).message);
-  }
-  return checkBatch(parsed);
-}
-
 /** The batch's shape, whichever wire format it came in. */
 function checkBatch(parsed: unknown): unknown[] {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
@@ -105,7 +95,7 @@ export function registerEventRoutes(server: HttpServer, deps: EventRoutesDeps): 
     const words = vocabulary.get(environment);
     if (!words) throw E.environmentNotFound(environment);
     const binary = isProtobuf(req.contentType);
-    const events = binary ? checkBatch(deps.protobuf.decodeEvents(body)) : parseJsonBatch(body);
+    const events = binary ? checkBatch(deps.protobuf.decodeEvents(body)) : checkBatch(parseBodyText(body));
     const errors: FieldError[] = [];
     for (let i = 0; i < events.length; i++) {
       const problems = checkEvent(events[i], words);

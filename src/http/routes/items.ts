@@ -9,7 +9,7 @@ import { couldBeItemId, type Catalog } from '../../store/catalog.ts';
 import { authorize, type Authorizer } from '../auth.ts';
 import { environmentOf } from '../environment.ts';
 import { sendEmpty, sendJson, type StatusMap } from '../respond.ts';
-import { parseJson } from '../../domain/parse-json.ts';
+import { parseBodyText } from '../read-body.ts';
 import { parseItemBody } from '../schemas/item.ts';
 import type { HttpServer, RequestInfo } from '../server.ts';
 
@@ -35,13 +35,6 @@ function itemTypesOf(deps: ItemRoutesDeps, environment: string): readonly string
   return environmentOf(deps.environments, environment).itemTypes;
 }
 
-function parseBodyJson(body: Buffer): unknown {
-  try {
-    return parseJson(body.toString('utf8'));
-  } catch (err) {
-    throw E.bodyNotJson((err as Error).message);
-  }
-}
 
 /** Validates an Item body against the path; every disagreement is a 415 naming the field. */
 function itemFromBody(
@@ -51,7 +44,7 @@ function itemFromBody(
   itemType: string,
   itemId: string | undefined,
 ) {
-  const parsed = parseItemBody(parseBodyJson(body));
+  const parsed = parseItemBody(parseBodyText(body));
   if ('errors' in parsed) throw E.invalidItem(parsed.errors.map((e) => `${e.path} ${e.message}`).join('; '), parsed.errors);
   const { item } = parsed;
   const errors: FieldError[] = [];
