@@ -9,7 +9,6 @@
  * scavenged, and at 1,000,000 items it may have counted the builder's 932 ms.
  */
 import { PerformanceObserver } from 'node:perf_hooks';
-import { GCProfiler } from 'node:v8';
 import { BroadcastChannel } from 'node:worker_threads';
 
 export const GC_THREADS = ['main', 'ranking', 'builder', 'trainer', 'ingest'] as const;
@@ -39,41 +38,14 @@ function channelOf(): BroadcastChannel {
   return channel;
 }
 
-/** In a worker thread with an event loop: posts the pauses of its collections, as `thread`, for the thread's life. */
-export function reportGcPauses(thread: Exclude<GcThread, 'main' | 'ranking'>): void {
+/**
+ * In a worker thread: posts the pauses of its collections, as `thread`, for the thread's life.
+ * The ranking workers too: Piscina's 'async' atomics (recommend/pool.ts) turn their event loop
+ * between tasks, where the observer's callback runs; under the former default it never ran there.
+ */
+export function reportGcPauses(thread: Exclude<GcThread, 'main'>): void {
   const channel = channelOf();
   observe((ms) => channel.postMessage({ thread, ms } satisfies PauseMessage));
-}
-
-/** How often GcPauseSampler posts what it collected. */
-const SAMPLE_MS = 1000;
-
-/**
- * In a thread whose event loop does not turn between its tasks (a Piscina worker waits on Atomics:
- * a PerformanceObserver's callback there never ran, and the ranking worker reported no
- * collection at all): V8's GC profiler of the thread, read and posted by poll() at most once a
- * second, called from the thread's task.
- */
-export class GcPauseSampler {
-  readonly #thread: GcThread;
-  readonly #channel = channelOf();
-  #profiler = new GCProfiler();
-  #nextAt = 0;
-
-  constructor(thread: Exclude<GcThread, 'main'>) {
-    this.#thread = thread;
-    this.#profiler.start();
-  }
-
-  poll(now: number): void {
-    if (now < this.#nextAt) return;
-    this.#nextAt = now + SAMPLE_MS;
-    const { statistics } = this.#profiler.stop();
-    this.#profiler = new GCProfiler();
-    this.#profiler.start();
-    // `cost` is in µs.
-    if (statistics.length > 0) this.#channel.postMessage({ thread: this.#thread, ms: statistics.map((s) => s.cost / 1000) } satisfies PauseMessage);
-  }
 }
 
 export interface GcPauseSummary {

@@ -12,7 +12,7 @@ import { Engine } from './engine.ts';
 import { decodeRankTask, ENGINE_BUILT, packReply, type BatchOutcome, type BatchReply, type WireTaskOrCheck } from './messages.ts';
 import { NoticeReader, type NoticeHandlers, type NoticeSlice } from './notices.ts';
 import { nameThread } from '../thread-name.ts';
-import { GcPauseSampler } from '../metrics/gc-pauses.ts';
+import { reportGcPauses } from '../metrics/gc-pauses.ts';
 
 export interface RankWorkerData {
   store: Config['store'];
@@ -29,11 +29,11 @@ export interface RankBatch {
 }
 
 nameThread('aff-rank');
+reportGcPauses('ranking');
 const data = workerData as RankWorkerData;
 const store = new Store(data.store);
 const engine = new Engine(store, data.environments);
 const reader = new NoticeReader();
-const gcPauses = new GcPauseSampler('ranking');
 const handlers: NoticeHandlers = {
   consumed: (notice) => engine.consumed(notice),
   rows: (notice) => engine.rowsChanged(notice),
@@ -51,7 +51,6 @@ export default function rankBatch({ deadlineAt, tasks, notices }: RankBatch): Ba
   store.resetReadTxns();
   reader.apply(notices, handlers);
   const now = Date.now();
-  gcPauses.poll(now);
   const outcomes: BatchOutcome[] = [];
   if (now >= deadlineAt) {
     for (let i = 0; i < tasks.length; i++) outcomes.push({ expired: true });
