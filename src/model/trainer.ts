@@ -5,8 +5,9 @@
  * of that environment runs shares its outcome. Keeps per-environment stats (last build time,
  * memory, failures) for /health, seeded from the stored model so `last_build` is set whenever a
  * model serves. It never builds anything itself: the worker does, at the lowest CPU priority
- * (nice 19): a build is seconds of dense algebra, and on a shared core it halved event intake
- * (issue 12: 24,903 vs 39,485 events/s with the first build running during the load).
+ * (Linux's SCHED_IDLE at nice 19, ts-worker.mjs): a build is seconds of dense algebra, and on a
+ * shared core it halved event intake (issue 12: 24,903 vs 39,485 events/s with the first build
+ * running during the load).
  *
  * When (issue 12, "freshness"): every CHECK_MS the handle compares the model builder's applied
  * log position with the position the serving model covers, a counter comparison with no I/O.
@@ -31,7 +32,7 @@ const CHECK_MS = 5000;
  * would find enough changed, and back-to-back builds would hold a core's idle time for nothing.
  */
 const MIN_AUTOMATIC_GAP_MS = 30_000;
-/** The trainer thread's niceness (Linux setpriority on the thread: 19 is the lowest priority). */
+/** The trainer thread's niceness (Linux setpriority on the thread: 19 is the lowest priority); it also runs in the SCHED_IDLE class. */
 const TRAINER_NICENESS = 19;
 
 export type RebuildResult = BuildOutcome | { status: 'failed'; error: string };
@@ -52,7 +53,7 @@ interface Pending {
 }
 
 export class ModelTrainer {
-  readonly #workerData: TrainerWorkerData & { entry: string; niceness: number };
+  readonly #workerData: TrainerWorkerData & { entry: string; niceness: number; idle: boolean };
   readonly #log: Logger;
   readonly #environments: Config['environments'];
   readonly #timers: NodeJS.Timeout[] = [];
@@ -91,6 +92,7 @@ export class ModelTrainer {
     this.#workerData = {
       entry: new URL('./trainer-worker.ts', import.meta.url).href,
       niceness: TRAINER_NICENESS,
+      idle: true,
       store: options.store,
       environments: options.environments,
     };

@@ -1,14 +1,23 @@
 // Thread priorities (Linux): serving threads keep the process's priority; the model builder
-// runs at builder.niceness (default 10) and the trainer at 19, so on a saturated core requests
-// go first. Read from /proc/<pid>/task/*/stat (field 19 is the nice value).
+// runs at builder.niceness (default 10) and the trainer at 19 in the SCHED_IDLE class, so on a
+// saturated core requests go first. Read from /proc/<pid>/task/*/stat (field 19 is the nice
+// value, field 41 the scheduling policy).
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startServer, type TestServer } from '../helpers/server.ts';
 
-/** Nice value of each named thread of `pid` (the first of a name), waiting for `names` to exist. */
-async function niceByThread(pid: number, names: string[]): Promise<Map<string, number>> {
+/** Linux scheduling policies (sched.h). */
+const SCHED_OTHER = 0;
+const SCHED_IDLE = 5;
+
+/**
+ * Nice value of each named thread of `pid` (the first of a name), waiting for `names` to exist;
+ * `policy` receives each one's scheduling policy.
+ */
+async function niceByThread(pid: number, names: string[], policy = new Map<string, number>()): Promise<Map<string, number>> {
   for (let waited = 0; ; waited += 100) {
     const nice = new Map<string, number>();
     for (const tid of readdirSync(`/proc/${pid}/task`)) {
@@ -17,8 +26,11 @@ async function niceByThread(pid: number, names: string[]): Promise<Map<string, n
         // comm may hold spaces and parentheses: the fields after it start at the last ')'.
         const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
         const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        if (!nice.has(comm)) nice.set(comm, Number(fields[16]));
-        if (Number(tid) === pid) nice.set('main', Number(fields[16]));
+        for (const name of [Number(tid) === pid ? 'main' : undefined, nice.has(comm) ? undefined : comm]) {
+          if (name === undefined) continue;
+          nice.set(name, Number(fields[16]));
+          policy.set(name, Number(fields[38]));
+        }
       } catch {
         // The thread ended while read.
       }
@@ -41,6 +53,22 @@ test('the builder runs at niceness 10 and the trainer at 19; the main thread and
   assert.deepEqual(
     ['main', 'aff-rank', 'aff-builder', 'aff-trainer'].map((n) => [n, nice.get(n)]),
     [['main', 0], ['aff-rank', 0], ['aff-builder', 10], ['aff-trainer', 19]],
+  );
+});
+
+test('the trainer runs in the SCHED_IDLE class; the main thread, ranking workers and builder in the normal one', { skip: process.platform !== 'linux' ? 'Linux only' : spawnSync('chrt', ['--help']).error ? 'no chrt (util-linux) here' : false }, async () => {
+  const server = await startServer();
+  servers.push(server);
+  const policy = new Map<string, number>();
+  // The trainer sets its class right after it starts: wait until it shows.
+  for (let waited = 0; ; waited += 100) {
+    await niceByThread(server.proc.pid!, ['main', 'aff-builder', 'aff-trainer', 'aff-rank'], policy);
+    if (policy.get('aff-trainer') === SCHED_IDLE || waited > 10_000) break;
+    await sleep(100);
+  }
+  assert.deepEqual(
+    ['main', 'aff-rank', 'aff-builder', 'aff-trainer'].map((n) => [n, policy.get(n)]),
+    [['main', SCHED_OTHER], ['aff-rank', SCHED_OTHER], ['aff-builder', SCHED_OTHER], ['aff-trainer', SCHED_IDLE]],
   );
 });
 
