@@ -19,6 +19,7 @@ import {
 import { sparseModelBytes, trainSparseAutoencoder } from './sparse-autoencoder.ts';
 import { readTrainingData } from './training-data.ts';
 import { writeTrainingSnapshot } from './training-snapshot.ts';
+import { writingAtNormalClass } from '../thread-class.mjs';
 
 /** How a build read the event log: from which position, how many events, and why not from its snapshot. */
 export interface LogRead {
@@ -38,11 +39,12 @@ export function buildTrainedModel(store: Store, environment: string, config: Env
   const started = performance.now();
   const serving = readTrainedMeta(store, environment);
   // A partial version left by a build that died mid-write (a killed process) goes first.
-  removeTrainedVersions(store, environment, serving?.version);
+  writingAtNormalClass(() => removeTrainedVersions(store, environment, serving?.version));
   const data = readTrainingData(store, environment, config);
   const log: LogRead = { readFrom: data.readFrom, eventsRead: data.eventsRead, ...(data.snapshotProblem ? { snapshotProblem: data.snapshotProblem } : {}) };
   // What was read is kept for the next build whatever this one does with it.
-  if (data.snapshot) writeTrainingSnapshot(store, environment, data.snapshot.fingerprint, data.snapshot.position, data.snapshot.encoded);
+  const snapshot = data.snapshot;
+  if (snapshot) writingAtNormalClass(() => writeTrainingSnapshot(store, environment, snapshot.fingerprint, snapshot.position, snapshot.encoded));
   const n = data.items.length;
   if (n === 0) return { status: 'skipped', reason: 'no consumption events to learn from', log };
   const options = {
@@ -65,25 +67,28 @@ export function buildTrainedModel(store: Store, environment: string, config: Env
   const weights = trainSparseAutoencoder(data.rows, n, options);
   const trained = performance.now();
   const version = (serving?.version ?? 0) + 1;
-  try {
-    writeTrainedVersion(store, environment, version, data.items, weights);
-    const meta: TrainedModelMeta = {
-      version,
-      items: n,
-      method: settings.method,
-      users: data.users,
-      interactions: data.rows.cols.length,
-      eventsPosition: data.eventsPosition,
-      builtAt: Date.now(),
-      buildMs: Math.round(performance.now() - started),
-      memoryBytes,
-    };
-    switchTrainedVersion(store, environment, meta);
-    const written = performance.now();
-    removeTrainedVersions(store, environment, version);
-    return { status: 'built', meta, readMs: read - started, trainMs: trained - read, writeMs: written - trained, log };
-  } catch (err) {
-    removeTrainedVersions(store, environment, readTrainedMeta(store, environment)?.version);
-    throw err;
-  }
+  // The writes hold the model environment's write lock, which the model builder waits for.
+  return writingAtNormalClass(() => {
+    try {
+      writeTrainedVersion(store, environment, version, data.items, weights);
+      const meta: TrainedModelMeta = {
+        version,
+        items: n,
+        method: settings.method,
+        users: data.users,
+        interactions: data.rows.cols.length,
+        eventsPosition: data.eventsPosition,
+        builtAt: Date.now(),
+        buildMs: Math.round(performance.now() - started),
+        memoryBytes,
+      };
+      switchTrainedVersion(store, environment, meta);
+      const written = performance.now();
+      removeTrainedVersions(store, environment, version);
+      return { status: 'built', meta, readMs: read - started, trainMs: trained - read, writeMs: written - trained, log };
+    } catch (err) {
+      removeTrainedVersions(store, environment, readTrainedMeta(store, environment)?.version);
+      throw err;
+    }
+  });
 }

@@ -1,0 +1,45 @@
+// The Linux scheduling class of the calling thread. Background threads that must give way to the
+// serving threads at once (the trainer) run in SCHED_IDLE: at nice 19 alone a thread still ran out
+// its time slice when a serving thread woke, and requests waited behind it. Node has no call for
+// it; util-linux's chrt sets it on the thread id. Without chrt, or off Linux, nothing changes.
+import { spawnSync } from 'node:child_process';
+import { readFileSync, readlinkSync } from 'node:fs';
+
+const SCHED_IDLE = 5;
+
+const threadId = () => Number(readlinkSync('/proc/thread-self').split('/').pop());
+
+/** Puts the calling thread in SCHED_IDLE ('idle') or the normal class ('other'); false when it could not. */
+export function setSchedulingClass(policy) {
+  try {
+    return spawnSync('chrt', [`--${policy}`, '--pid', '0', String(threadId())], { stdio: 'ignore', timeout: 5000 }).status === 0;
+  } catch {
+    return false;
+  }
+}
+
+function inIdleClass() {
+  try {
+    const stat = readFileSync('/proc/thread-self/stat', 'utf8');
+    // Field 41 is the policy; the fields after comm (which may hold spaces) start at the last ')'.
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[38]) === SCHED_IDLE;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Runs `write` in the normal class when the thread is in SCHED_IDLE, then puts it back: an
+ * idle-class thread holding an LMDB write lock may get no CPU for as long as the serving threads
+ * keep the core busy, and every other writer of that environment (the model builder) would wait
+ * for it. Its niceness stays.
+ */
+export function writingAtNormalClass(write) {
+  const idle = inIdleClass();
+  if (idle) setSchedulingClass('other');
+  try {
+    return write();
+  } finally {
+    if (idle) setSchedulingClass('idle');
+  }
+}

@@ -1,0 +1,39 @@
+// The scheduling class of a thread (src/thread-class.mjs), read back from /proc (field 41 of the
+// thread's stat is its policy): SCHED_IDLE set on a worker thread, the normal class while it
+// writes, SCHED_IDLE again after; a thread in the normal class is never put in SCHED_IDLE by a write.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { test } from 'node:test';
+import { Worker } from 'node:worker_threads';
+
+const SCHED_OTHER = 0;
+const SCHED_IDLE = 5;
+const skip = process.platform !== 'linux' ? 'Linux only' : spawnSync('chrt', ['--help']).error ? 'no chrt (util-linux) here' : false;
+
+/** Policies a worker thread sees of itself: after `setIdle`, inside a write, after it. */
+function policiesInWorker(setIdle: boolean): Promise<number[]> {
+  const moduleUrl = new URL('../../src/thread-class.mjs', import.meta.url).href;
+  const code = `
+    const { parentPort } = require('node:worker_threads');
+    const { readFileSync } = require('node:fs');
+    const policy = () => { const s = readFileSync('/proc/thread-self/stat', 'utf8'); return Number(s.slice(s.lastIndexOf(')') + 2).split(' ')[38]); };
+    import(${JSON.stringify(moduleUrl)}).then(({ setSchedulingClass, writingAtNormalClass }) => {
+      if (${setIdle}) setSchedulingClass('idle');
+      const before = policy();
+      const inside = writingAtNormalClass(() => policy());
+      parentPort.postMessage([before, inside, policy()]);
+    });`;
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(code, { eval: true });
+    worker.once('message', (m: number[]) => void worker.terminate().then(() => resolve(m)));
+    worker.once('error', reject);
+  });
+}
+
+test('a thread put in SCHED_IDLE writes in the normal class and returns to SCHED_IDLE', { skip }, async () => {
+  assert.deepEqual(await policiesInWorker(true), [SCHED_IDLE, SCHED_OTHER, SCHED_IDLE]);
+});
+
+test('a thread in the normal class stays in it through a write', { skip }, async () => {
+  assert.deepEqual(await policiesInWorker(false), [SCHED_OTHER, SCHED_OTHER, SCHED_OTHER]);
+});
