@@ -1,11 +1,14 @@
 // The Linux scheduling class of the calling thread. Background threads that must give way to the
 // serving threads at once (the trainer) run in SCHED_IDLE: at nice 19 alone a thread still ran out
 // its time slice when a serving thread woke, and requests waited behind it. Node has no call for
-// it; util-linux's chrt sets it on the thread id. Without chrt, or off Linux, nothing changes.
+// it; util-linux's chrt sets it on the thread id. Without chrt, or off Linux, nothing changes;
+// without the right to leave the class again (mayLeaveIdleClass) the thread does not enter it.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, readlinkSync } from 'node:fs';
 
 const SCHED_IDLE = 5;
+/** Bit of CAP_SYS_NICE in /proc/<pid>/status's CapEff. */
+const CAP_SYS_NICE = 23n;
 
 const threadId = () => Number(readlinkSync('/proc/thread-self').split('/').pop());
 
@@ -16,6 +19,29 @@ export function setSchedulingClass(policy) {
   } catch {
     return false;
   }
+}
+
+/**
+ * Whether a thread at `nice` may leave SCHED_IDLE again, from /proc/self/status and
+ * /proc/self/limits: Linux lets it back into the normal class only with CAP_SYS_NICE or an
+ * RLIMIT_NICE of at least 20 - nice (the default limit, 0, permits no nice value). Without
+ * that, a trainer in SCHED_IDLE would hold its write locks in SCHED_IDLE too.
+ */
+export function mayLeaveIdleClass(status, limits, nice) {
+  const caps = /^CapEff:\s*([0-9a-f]+)/im.exec(status);
+  if (caps && (BigInt(`0x${caps[1]}`) >> CAP_SYS_NICE) & 1n) return true;
+  const limit = /^Max nice priority\s+(\S+)/im.exec(limits)?.[1];
+  return limit === 'unlimited' || Number(limit) >= 20 - nice;
+}
+
+/** Puts the calling thread at `nice` in SCHED_IDLE when it may leave it again to write; false when it did not. */
+export function enterIdleClass(nice) {
+  try {
+    if (!mayLeaveIdleClass(readFileSync('/proc/self/status', 'utf8'), readFileSync('/proc/self/limits', 'utf8'), nice)) return false;
+  } catch {
+    return false;
+  }
+  return setSchedulingClass('idle');
 }
 
 function inIdleClass() {

@@ -37,3 +37,16 @@ test('a thread put in SCHED_IDLE writes in the normal class and returns to SCHED
 test('a thread in the normal class stays in it through a write', { skip }, async () => {
   assert.deepEqual(await policiesInWorker(false), [SCHED_OTHER, SCHED_OTHER, SCHED_OTHER]);
 });
+
+test('SCHED_IDLE is entered only where the thread may leave it again: CAP_SYS_NICE, or RLIMIT_NICE of at least 20 - nice', async () => {
+  const { mayLeaveIdleClass } = await import('../../src/thread-class.mjs');
+  const status = (capEff: string) => `Name:\tnode\nCapInh:\t0000000000000000\nCapEff:\t${capEff}\nCapBnd:\t000001ffffffffff\n`;
+  const limits = (soft: string) => `Limit                     Soft Limit           Hard Limit           Units\nMax nice priority         ${soft}                    ${soft}\nMax realtime priority     0                    0\n`;
+  const rootInAContainer = '00000000a80425fb'; // Docker's default set: no CAP_SYS_NICE (bit 23)
+  assert.equal(mayLeaveIdleClass(status('000001fffeffffff'), limits('0'), 19), true, 'CAP_SYS_NICE');
+  assert.equal(mayLeaveIdleClass(status(rootInAContainer), limits('0'), 19), false, 'the default limit permits no nice value');
+  assert.equal(mayLeaveIdleClass(status(rootInAContainer), limits('1'), 19), true, 'RLIMIT_NICE 1 permits nice 19');
+  assert.equal(mayLeaveIdleClass(status(rootInAContainer), limits('1'), 10), false, 'but not nice 10');
+  assert.equal(mayLeaveIdleClass(status(rootInAContainer), limits('unlimited'), 0), true);
+  assert.equal(mayLeaveIdleClass('', '', 19), false, 'nothing readable: stay out');
+});
