@@ -701,7 +701,11 @@ async function main(): Promise<void> {
       log(
         `round ${round + 1}/${ROUNDS} ${variant}: ${r.startSec !== undefined ? `started in ${r.startSec.toFixed(1)} s, ` : ''}` +
           `peak ${r.peak.rps.toFixed(0)}/s (${statusText([r.peak])}), at ${r.half.rps.toFixed(0)}/s (aim ${r.half.offered?.toFixed(0)}): ` +
-          `p50 ${r.half.p50ms.toFixed(3)} ms p99 ${r.half.p99ms.toFixed(3)} ms (${statusText([r.half])}); other CPU on core ` +
+          `p50 ${r.half.p50ms.toFixed(3)} ms p99 ${r.half.p99ms.toFixed(3)} ms (${statusText([r.half])}); ` +
+          // The bare responder's light-load p99 was 0.05-0.1 ms in quiet full runs; far above it the
+          // host was stalling the guest around that round (once 4.2 ms, and the Affinity round
+          // after it was off in every figure): a hint to read such a round with care.
+          `p99 at ${LIGHT_CONNECTIONS} connections ${r.light.p99ms.toFixed(3)} ms; other CPU on core ` +
           `${SERVER_CORE}: ${Math.max(r.peak.otherCpuPct, r.half.otherCpuPct).toFixed(1)}%`,
       );
     }
