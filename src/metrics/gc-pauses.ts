@@ -31,20 +31,15 @@ function observe(onPauses: (ms: number[]) => void): PerformanceObserver {
   return observer;
 }
 
-function channelOf(): BroadcastChannel {
-  const channel = new BroadcastChannel(CHANNEL);
-  // Never what keeps a thread alive.
-  channel.unref();
-  return channel;
-}
-
 /**
  * In a worker thread: posts the pauses of its collections, as `thread`, for the thread's life.
  * The ranking workers too: Piscina's 'async' atomics (recommend/pool.ts) turn their event loop
  * between tasks, where the observer's callback runs; under the former default it never ran there.
  */
 export function reportGcPauses(thread: Exclude<GcThread, 'main'>): void {
-  const channel = channelOf();
+  const channel = new BroadcastChannel(CHANNEL);
+  // Never what keeps a thread alive.
+  channel.unref();
   observe((ms) => channel.postMessage({ thread, ms } satisfies PauseMessage));
 }
 
