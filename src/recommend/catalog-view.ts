@@ -34,6 +34,7 @@ import {
 } from '../store/item-view.ts';
 import type { ListFilters } from '../config/types.ts';
 import { contentVector } from './content-vector.ts';
+import { ItemIds } from './item-ids.ts';
 import { ItemKeys } from './item-keys.ts';
 import { grown, quarterMore } from '../domain/grown.ts';
 import { ALL_TYPES, VECTOR_DIM, type Ranker } from './reference-ranker.ts';
@@ -80,14 +81,8 @@ export class CatalogView {
   #type = new Uint8Array(0);
   #ends = new Uint32Array(0);
   #popularity = new Float32Array(0);
-  /** Item id by ix (its type is config.itemTypes[type]). */
-  readonly ids: Array<string | undefined> = [];
-  /**
-   * ix + 1 of each item the view holds, by a hash of its type and id (0: free; at most half
-   * full): ixOf answers a request's item ids without LMDB's item index, one B-tree lookup each.
-   */
-  #idSlots = new Int32Array(1024);
-  #slotted = 0;
+  /** Item id by ix (its type is config.itemTypes[type]) and ix by id, off the GC's heap. */
+  readonly ids = new ItemIds();
   readonly information = new Map<string, Array<string | undefined>>();
   /** Each item's filter keys, as ids (item-keys.ts); the bitsets and postings are by key id. */
   readonly #keys = new ItemKeys();
@@ -258,36 +253,7 @@ export class CatalogView {
    */
   ixOf(itemType: string, id: string): number | undefined {
     const typeIx = this.config.itemTypes.indexOf(itemType);
-    if (typeIx < 0) return undefined;
-    const slots = this.#idSlots;
-    const mask = slots.length - 1;
-    for (let s = idHash(typeIx, id) & mask; ; s = (s + 1) & mask) {
-      const ix = slots[s]! - 1;
-      if (ix < 0) return undefined;
-      if (this.#type[ix] === typeIx && this.ids[ix] === id) return ix;
-    }
-  }
-
-  /** Enters a new item's ix in #idSlots (an ix keeps its type and id for good: store/item-index.ts). */
-  #slot(ix: number, typeIx: number, id: string): void {
-    if (typeIx === UNKNOWN_TYPE) return;
-    if (2 * (this.#slotted + 1) > this.#idSlots.length) {
-      this.#idSlots = new Int32Array(this.#idSlots.length * 2);
-      this.#slotted = 0;
-      for (let held = 0; held < this.ids.length; held++) {
-        const heldId = this.ids[held];
-        if (heldId !== undefined && this.#type[held] !== UNKNOWN_TYPE) this.#enter(held, idHash(this.#type[held]!, heldId));
-      }
-    }
-    this.#enter(ix, idHash(typeIx, id));
-  }
-
-  #enter(ix: number, hash: number): void {
-    const mask = this.#idSlots.length - 1;
-    let s = hash & mask;
-    while (this.#idSlots[s] !== 0) s = (s + 1) & mask;
-    this.#idSlots[s] = ix + 1;
-    this.#slotted++;
+    return typeIx < 0 ? undefined : this.ids.ixOf(typeIx, id);
   }
 
   /** Whether ix names an item currently in the catalog (enabled or not). */
@@ -406,8 +372,7 @@ export class CatalogView {
     this.#type[ix] = typeIx;
     this.#ends[ix] = ends;
     this.published[ix] = published;
-    if (this.ids[ix] === undefined) this.#slot(ix, typeIx, id);
-    this.ids[ix] = id;
+    this.ids.set(ix, typeIx, id);
   }
 
   /** True while the constructor scans: `latest` is made once afterwards. */
@@ -486,6 +451,7 @@ export class CatalogView {
     this.published = grow(this.published, (n) => new Uint32Array(n));
     this.#ends = grow(this.#ends, (n) => new Uint32Array(n));
     this.#popularity = grow(this.#popularity, (n) => new Float32Array(n));
+    this.ids.grow(capacity);
     this.#capacity = capacity;
     // Held 0: the constructor's first growth, which lays the ranker out next. From then on the
     // ranker keeps the vectors (the arrays have none) and writes the grown records' as zeros.
@@ -555,9 +521,3 @@ export function newestFirst(published: Uint32Array, flags: Uint8Array, capacity:
   return newer;
 }
 
-/** FNV-1a over an item id's UTF-16 code units, seeded by its type's index. */
-function idHash(typeIx: number, id: string): number {
-  let h = 0x811c9dc5 ^ typeIx;
-  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
-  return h >>> 0;
-}

@@ -25,7 +25,7 @@ import { RECENT_STRIDE, RecentConsumption } from './recent-consumption.ts';
 import { Signals, type TopList } from './signals.ts';
 import { TrainedScores } from './trained-scores.ts';
 import { UserSeeds } from './user-seeds.ts';
-import { itemsJson, LIST_ID_SEPARATOR } from './list-json.ts';
+import { itemsJson, LIST_ID_SEPARATOR, splitIds } from './list-json.ts';
 import type { CheckOutcome, CheckTask, ItemRef, ListTask, RankOutcome, RankTask, RankedList, TaskFieldError } from './task.ts';
 
 // Candidate budgets: the kernel's cost is about linear in candidates (each one a few cache
@@ -552,13 +552,10 @@ export class Engine {
   }
 
   #toIds(env: Environment, list: ListTask, placed: number[]): RankedList {
-    const ids = env.view.ids;
     const values = list.informationField ? env.view.information.get(list.informationField) : undefined;
     const information = list.informationField ? placed.map((i) => values?.[i]) : undefined;
-    let joined = '';
-    for (let i = 0; i < placed.length; i++) joined += i === 0 ? ids[placed[i]!]! : LIST_ID_SEPARATOR + ids[placed[i]!]!;
-    const shownIds: string[] = [];
-    for (let i = 0; i < placed.length && i < list.limit; i++) shownIds.push(ids[placed[i]!]!);
+    const joined = env.view.ids.join(placed, LIST_ID_SEPARATOR);
+    const shownIds = splitIds(joined, placed.length, list.limit);
     const items = itemsJson(shownIds, information, 1, list.limit);
     return { ids: joined, ix: Uint32Array.from(placed), itemsJson: items.json, shown: items.count, ...(information ? { information } : {}) };
   }

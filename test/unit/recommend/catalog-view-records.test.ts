@@ -87,10 +87,10 @@ const FILTERS: ListFilters[] = [
 function snapshotOf(view: CatalogView, ranker: Ranker): unknown {
   const perIx = [];
   for (let ix = 0; ix < view.capacity; ix++) {
-    if (!view.inCatalog(ix) && view.ids[ix] === undefined) continue;
+    if (!view.inCatalog(ix) && view.ids.idOf(ix) === undefined) continue;
     perIx.push({
       ix,
-      id: view.ids[ix],
+      id: view.ids.idOf(ix),
       inCatalog: view.inCatalog(ix),
       rankable: view.isRankable(ix, NOW_SEC),
       flags: view.flags[ix],
@@ -169,12 +169,12 @@ test('the view reads the records when they were made for its configuration, and 
     chunk.e[1]![0] = 'from-the-record';
     await store.modelState.put(key, chunk);
     store.resetReadTxns();
-    assert.equal(new CatalogView(store, 'demo', CONFIG, new WasmRanker()).ids[1], 'from-the-record');
+    assert.equal(new CatalogView(store, 'demo', CONFIG, new WasmRanker()).ids.idOf(1), 'from-the-record');
 
     // Another filter attribute: the records lack its keys, so the view goes by the items.
     const other: EnvironmentConfig = { ...CONFIG, filterAttributes: ['brand', 'colour'] };
     const { view: scanned, snapshot: scannedSnapshot } = viewOf(store, other);
-    assert.equal(scanned.ids[1], 'item-1');
+    assert.equal(scanned.ids.idOf(1), 'item-1');
     const colourRed = scanned.allowBitset([{ item_attributes: { colour: 'red' } }])!;
     assert.equal((colourRed[0]! >>> 1) & 1, 1, 'item-1 has colour red');
 
@@ -182,7 +182,7 @@ test('the view reads the records when they were made for its configuration, and 
     new ItemLayoutState(store, { demo: other }).makeItemView();
     store.resetReadTxns();
     const remade = viewOf(store, other);
-    assert.equal(remade.view.ids[1], 'item-1');
+    assert.equal(remade.view.ids.idOf(1), 'item-1');
     assert.deepEqual(remade.snapshot(), scannedSnapshot());
   });
 });
@@ -198,10 +198,10 @@ test('a malformed record, or item in a record, is skipped, not thrown on', async
     await store.modelState.put(itemViewChunkKey('demo', 2), { s: chunk2.s, e: [7, ['cut-short', 0], ...chunk2.e.slice(2)] });
     store.resetReadTxns();
     const view = new CatalogView(store, 'demo', CONFIG, new WasmRanker());
-    assert.equal(view.ids[0], 'item-0');
+    assert.equal(view.ids.idOf(0), 'item-0');
     assert.equal(view.inCatalog(ITEM_VIEW_CHUNK_ITEMS), false);
     assert.equal(view.inCatalog(2 * ITEM_VIEW_CHUNK_ITEMS), false);
     assert.equal(view.inCatalog(2 * ITEM_VIEW_CHUNK_ITEMS + 1), false);
-    assert.equal(view.ids[2 * ITEM_VIEW_CHUNK_ITEMS + 2], `item-${2 * ITEM_VIEW_CHUNK_ITEMS + 2}`);
+    assert.equal(view.ids.idOf(2 * ITEM_VIEW_CHUNK_ITEMS + 2), `item-${2 * ITEM_VIEW_CHUNK_ITEMS + 2}`);
   });
 });
