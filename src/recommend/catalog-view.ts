@@ -35,6 +35,7 @@ import {
 import type { ListFilters } from '../config/types.ts';
 import { contentVector } from './content-vector.ts';
 import { ItemIds } from './item-ids.ts';
+import { ItemTexts } from './item-texts.ts';
 import { ItemKeys } from './item-keys.ts';
 import { grown, quarterMore } from '../domain/grown.ts';
 import { ALL_TYPES, VECTOR_DIM, type Ranker } from './reference-ranker.ts';
@@ -83,7 +84,8 @@ export class CatalogView {
   #popularity = new Float32Array(0);
   /** Item id by ix (its type is config.itemTypes[type]) and ix by id, off the GC's heap. */
   readonly ids = new ItemIds();
-  readonly information = new Map<string, Array<string | undefined>>();
+  /** Each information field's value by ix, off the GC's heap. */
+  readonly information = new Map<string, ItemTexts>();
   /** Each item's filter keys, as ids (item-keys.ts); the bitsets and postings are by key id. */
   readonly #keys = new ItemKeys();
   /** keyOrderOf each key id. */
@@ -116,7 +118,7 @@ export class CatalogView {
     this.config = config;
     this.#ranker = ranker;
     this.#infoFields = infoFieldsOf(config);
-    for (const field of this.#infoFields) this.information.set(field, []);
+    for (const field of this.#infoFields) this.information.set(field, new ItemTexts());
     this.#grow(itemIndexCount(store, environment));
     // Laid out first, so the vectors go straight into the ranker's quantised records as they are
     // read: the ranker's copy is the only one (Ranker.addVector reads it). A float copy of them
@@ -201,7 +203,7 @@ export class CatalogView {
         const [id, type, enabled, published, ends, keyRefs, info] = t;
         this.#setState(ix, id, (types[type] ??= this.#typeIx(value.s[type]!)), enabled === 1, published, ends);
         this.#push(ix, undefined);
-        for (let f = 0; f < information.length; f++) information[f]![ix] = info[f] ?? undefined;
+        for (let f = 0; f < information.length; f++) information[f]!.set(ix, info[f] ?? undefined);
         ids.length = 0;
         for (const ref of keyRefs) ids.push((keyIds[ref] ??= this.#keyId(value.s[ref]!)));
         this.#indexIds(ix);
@@ -347,7 +349,7 @@ export class CatalogView {
     const entry = itemViewEntry(stored, this.config, this.#infoFields);
     const wasLatest = this.published[ix] !== entry.published;
     this.#setState(ix, entry.id, this.#typeIx(entry.type), entry.enabled, entry.published, entry.ends);
-    for (let f = 0; f < this.#infoFields.length; f++) this.information.get(this.#infoFields[f]!)![ix] = entry.info[f];
+    for (let f = 0; f < this.#infoFields.length; f++) this.information.get(this.#infoFields[f]!)!.set(ix, entry.info[f]);
     // The vector is kept on a state change (enable, disable). While scanning, the builder's copy
     // is already in place (the engine then replays the feed from the builder's position,
     // recomputing what changed since); a fresh one otherwise.
@@ -452,6 +454,7 @@ export class CatalogView {
     this.#ends = grow(this.#ends, (n) => new Uint32Array(n));
     this.#popularity = grow(this.#popularity, (n) => new Float32Array(n));
     this.ids.grow(capacity);
+    for (const values of this.information.values()) values.grow(capacity);
     this.#capacity = capacity;
     // Held 0: the constructor's first growth, which lays the ranker out next. From then on the
     // ranker keeps the vectors (the arrays have none) and writes the grown records' as zeros.

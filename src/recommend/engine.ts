@@ -553,7 +553,7 @@ export class Engine {
 
   #toIds(env: Environment, list: ListTask, placed: number[]): RankedList {
     const values = list.informationField ? env.view.information.get(list.informationField) : undefined;
-    const information = list.informationField ? placed.map((i) => values?.[i]) : undefined;
+    const information = list.informationField ? placed.map((i) => values?.get(i)) : undefined;
     const joined = env.view.ids.join(placed, LIST_ID_SEPARATOR);
     const shownIds = splitIds(joined, placed.length, list.limit);
     const items = itemsJson(shownIds, information, 1, list.limit);

@@ -96,7 +96,7 @@ function snapshotOf(view: CatalogView, ranker: Ranker): unknown {
       flags: view.flags[ix],
       published: view.published[ix],
       type: view.typeIndex(ix),
-      information: [...view.information].map(([field, values]) => [field, values[ix]]),
+      information: [...view.information].map(([field, values]) => [field, values.get(ix)]),
       similar: [...view.similarCandidates(ix, 50, [])],
       vector: heldVector(ranker, ix),
     });
