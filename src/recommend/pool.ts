@@ -6,7 +6,7 @@
  * (Retry-After) when maxQueue requests already wait or its deadline passes first; it never hangs.
  */
 import { Piscina } from 'piscina';
-import { memoizeWorkerInterfaces } from './worker-interfaces.ts';
+import { memoizeWorkerInterfaces, replaceTaskMaps } from './worker-interfaces.ts';
 import type { Config } from '../config/types.ts';
 import { E } from '../errors.ts';
 import { onStoreChange } from '../store/change-signal.ts';
@@ -67,8 +67,9 @@ export class RankingPool {
     const workerData: RankWorkerData = { store: config.store, environments: config.environments };
     this.#workers = config.recommend.workers;
     this.#journal = new NoticeJournal(this.#workers);
-    // Before the first task: otherwise every task's objects outlive the main thread's scavenges.
+    // Before the first worker and task: otherwise every task leaves garbage in the main thread's old space.
     memoizeWorkerInterfaces();
+    replaceTaskMaps();
     this.#piscina = new Piscina({
       filename: WORKER_ENTRY,
       minThreads: this.#workers,
