@@ -126,16 +126,28 @@ export class RankingPool {
     this.#journal.append(notice);
   }
 
-  /** Runs a batch with the notices not every worker has yet; records the worker's position. */
-  async #run(batch: Omit<RankBatch, 'notices'>): Promise<BatchOutcome[]> {
+  /**
+   * Runs a batch with the notices not every worker has yet; records the worker's position. A
+   * promise chain, not an async function, and the batch's object written out, not spread: as
+   * `async` with `{ ...batch, notices }` this was ~0.9 MB/s of the main thread's old-generation
+   * growth at 4 connections (100,000 items, heap spaces sampled every 250 ms: ~2.0 against ~1.1
+   * MB/s), what a heap profile of the objects that major GCs collected showed 16% of #run's
+   * allocations to become against 1.9% of everything the thread allocated.
+   */
+  #run(batch: Omit<RankBatch, 'notices'>): Promise<BatchOutcome[]> {
     this.#running++;
-    try {
-      const reply: BatchReply = await this.#piscina.run({ ...batch, notices: this.#journal.pending() } satisfies RankBatch);
-      this.#journal.acknowledge(reply.threadId, reply.seq);
-      return unpackReply(reply);
-    } finally {
-      this.#running--;
-    }
+    const task: RankBatch = { deadlineAt: batch.deadlineAt, tasks: batch.tasks, notices: this.#journal.pending() };
+    return (this.#piscina.run(task) as Promise<BatchReply>).then(
+      (reply) => {
+        this.#running--;
+        this.#journal.acknowledge(reply.threadId, reply.seq);
+        return unpackReply(reply);
+      },
+      (err: unknown) => {
+        this.#running--;
+        throw err;
+      },
+    );
   }
 
   /**
