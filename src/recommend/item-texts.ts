@@ -1,11 +1,13 @@
 /**
  * @module recommend/item-texts
- * One text per ix (an information field's values), off the GC's heap like the ids
- * (item-ids.ts): UTF-8 in one arena with per-ix offsets. Unlike an id, a value changes with its
- * item: a new value that fits is written over the old one, a longer one is appended, and the
- * arena is compacted once more than half of it is stale. As an array of strings a field was one
- * heap object per item, walked by every marking cycle of the ranking worker.
+ * One text per ix (an item's id, an information field's values), off the GC's heap: UTF-8 in one
+ * arena with per-ix offsets. A new value that fits is written over the old one, a longer one is
+ * appended, and the arena is compacted once more than half of it is stale (ids never change, so
+ * theirs never is). As arrays of strings they were one heap object per item, walked by every
+ * marking cycle of the ranking worker.
  */
+import { grown } from '../domain/grown.ts';
+
 
 /** No value (undefined), as distinct from an empty string. */
 const NONE = -1;
@@ -20,15 +22,20 @@ export class ItemTexts {
   /** Per ix: where its value starts in #bytes, and its byte length (NONE: no value). */
   #start = new Uint32Array(0);
   #length = new Int32Array(0);
+  /** join's scratch: a list's texts with separators, decoded once. */
+  #joined = Buffer.allocUnsafeSlow(4096);
 
   /** Makes room for ix below `capacity`. */
   grow(capacity: number): void {
-    if (capacity <= this.#start.length) return;
-    const start = new Uint32Array(capacity);
-    start.set(this.#start);
-    const length = new Int32Array(capacity).fill(NONE);
-    length.set(this.#length);
-    [this.#start, this.#length] = [start, length];
+    const held = this.#start.length;
+    if (capacity <= held) return;
+    this.#start = grown(this.#start, capacity);
+    this.#length = grown(this.#length, capacity);
+    this.#length.fill(NONE, held);
+  }
+
+  has(ix: number): boolean {
+    return (this.#length[ix] ?? NONE) !== NONE;
   }
 
   get(ix: number): string | undefined {
@@ -61,6 +68,42 @@ export class ItemTexts {
     this.#start[ix] = this.#used;
     this.#length[ix] = n;
     this.#used += n;
+  }
+
+  /** Whether ix's text is `text`, compared in place: an ASCII one (the usual) byte by byte. */
+  equals(ix: number, text: string): boolean {
+    const n = this.#length[ix] ?? NONE;
+    if (n === NONE) return false;
+    // Not ASCII on one side: the UTF-8 length differs from the UTF-16 one.
+    if (n !== text.length) return n > text.length && this.get(ix) === text;
+    const bytes = this.#bytes;
+    const start = this.#start[ix]!;
+    for (let i = 0; i < n; i++) {
+      const c = text.charCodeAt(i);
+      if (c !== bytes[start + i]) return false;
+      // A code unit equal to a UTF-8 byte above ASCII can still belong to another text.
+      if (c >= 0x80) return this.get(ix) === text;
+    }
+    return true;
+  }
+
+  /** The texts of `ixs` joined by `separator` (one ASCII character), decoded as one string; none reads as empty. */
+  join(ixs: readonly number[], separator: string): string {
+    let need = 0;
+    for (let i = 0; i < ixs.length; i++) need += Math.max(0, this.#length[ixs[i]!]!) + 1;
+    if (need > this.#joined.length) this.#joined = Buffer.allocUnsafeSlow(2 * need);
+    const out = this.#joined;
+    const bytes = this.#bytes;
+    const sep = separator.charCodeAt(0);
+    let at = 0;
+    for (let i = 0; i < ixs.length; i++) {
+      if (i > 0) out[at++] = sep;
+      // Byte by byte: ids are short, and a copy call per text costs more.
+      const start = this.#start[ixs[i]!]!;
+      const end = start + Math.max(0, this.#length[ixs[i]!]!);
+      for (let b = start; b < end; b++) out[at++] = bytes[b]!;
+    }
+    return out.toString('utf8', 0, at);
   }
 
   #room(bytes: number): void {
