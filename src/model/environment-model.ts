@@ -6,7 +6,7 @@
  * them in a small transaction first).
  */
 import type { EnvironmentConfig } from '../config/types.ts';
-import type { StoredEvent } from '../store/event-log.ts';
+import type { TrackedEvent } from '../domain/event.ts';
 import { EVENT_TYPE_CODES } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 import { ConsumedSets } from './consumed-sets.ts';
@@ -48,23 +48,24 @@ export class EnvironmentModel {
     this.#reports = new ReportState(store, environment, config.model.attributionWindowSec, fresh);
   }
 
-  /** The (type, id) of the item an event is about, when the model can use it. */
-  itemOf(event: StoredEvent, skipped: SkipCounts): [itemType: string, itemId: string] | undefined {
-    const e = event.e;
+  /**
+   * The item type of the item an event is about, when the model can use it (its id is then the
+   * event's `action_item`).
+   */
+  itemTypeOf(e: TrackedEvent, skipped: SkipCounts): string | undefined {
     if (EVENT_TYPE_CODES[e.event_type] === undefined) return undefined;
-    const itemId = str(e.action_item);
     const itemType = str(e.action_item_type);
-    if (!itemId || !itemType) return undefined;
+    if (!str(e.action_item) || !itemType) return undefined;
     if (!this.#config.itemTypes.includes(itemType)) {
       const reason = `action_item_type '${itemType}' is not an item type`;
       skipped.set(reason, (skipped.get(reason) ?? 0) + 1);
       return undefined;
     }
-    return [itemType, itemId];
+    return itemType;
   }
 
-  /** Applies one event; `ix` is its action item's index (undefined when it has none usable). */
-  apply({ t, e }: StoredEvent, ix: number | undefined): void {
+  /** Applies one event accepted at `t` (Unix ms); `ix` is its action item's index (undefined when it has none usable). */
+  apply(t: number, e: TrackedEvent, ix: number | undefined): void {
     this.#reports.add(e, t, ix);
     const userId = str(e.user_id);
     const deviceId = str(e.device_id);

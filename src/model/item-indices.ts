@@ -50,29 +50,31 @@ export class ItemIndices {
     return ix;
   }
 
-  /** Indices of `items` (undefined entries stay undefined), assigning missing ones. */
-  resolve(environment: string, items: ReadonlyArray<readonly [string, string] | undefined>): Array<number | undefined> {
-    const ixs: Array<number | undefined> = new Array(items.length);
+  /**
+   * Indices of the items named by `types[i]` and `ids[i]` (no type: no item, undefined), assigning
+   * missing ones. Parallel arrays, not a tuple per event (issue 12: the builder's allocation).
+   */
+  resolve(environment: string, types: ReadonlyArray<string | undefined>, ids: readonly string[]): Array<number | undefined> {
+    const ixs: Array<number | undefined> = new Array(types.length);
     /** Positions of the items without an index: after a miss only they are visited again, not the chunk. */
     const missing: number[] = [];
-    for (let i = 0; i < items.length; i++) {
-      const it = items[i];
-      ixs[i] = it ? this.#lookup(environment, it[0], it[1]) : undefined;
-      if (it && ixs[i] === undefined) missing.push(i);
+    for (let i = 0; i < types.length; i++) {
+      const type = types[i];
+      ixs[i] = type === undefined ? undefined : this.#lookup(environment, type, ids[i]!);
+      if (type !== undefined && ixs[i] === undefined) missing.push(i);
     }
     if (missing.length === 0) return ixs;
     // One read of the next free index for the chunk, not one read and one write per new item.
     transactionSyncRetried(this.#store.root, () => {
       // Inside: a retried transaction must read the counters again, not reuse the aborted try's.
       const nextIx = new Map<string, number>();
-      for (const i of missing) ixs[i] = ensureItemIndex(this.#store, environment, items[i]![0], items[i]![1], nextIx);
+      for (const i of missing) ixs[i] = ensureItemIndex(this.#store, environment, types[i]!, ids[i]!, nextIx);
       saveNextIx(this.#store, nextIx);
     });
     // Remembered once committed: a failed transaction gave none of them. (Found ones were remembered by #lookup.)
     for (const i of missing) {
-      const [itemType, itemId] = items[i]!;
-      const ids = this.#ids(environment, itemType);
-      if (!ids.has(itemId)) this.#remember(ids, itemId, ixs[i]!);
+      const known = this.#ids(environment, types[i]!);
+      if (!known.has(ids[i]!)) this.#remember(known, ids[i]!, ixs[i]!);
     }
     return ixs;
   }

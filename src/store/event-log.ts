@@ -116,17 +116,25 @@ export class EventLog {
 
   /** Events of an environment with seq > `afterSeq`, oldest first, whole batches at a time. */
   *after(environment: string, afterSeq: number): Generator<{ seq: number; event: StoredEvent }> {
+    for (const { first, t, events } of this.batchesAfter(environment, afterSeq)) {
+      for (let i = Math.max(0, afterSeq + 1 - first); i < events.length; i++) yield { seq: first + i, event: { t, e: events[i]! } };
+    }
+  }
+
+  /**
+   * The batches holding events with seq > `afterSeq`, oldest first; the first may start before
+   * afterSeq + 1 (its events up to afterSeq are the caller's to skip). For a reader that takes
+   * many events at a time (the model builder): no object per event.
+   */
+  *batchesAfter(environment: string, afterSeq: number): Generator<{ first: number; t: number; events: TrackedEvent[] }> {
     // The batch holding afterSeq + 1 may start before it: begin at the last batch key <= afterSeq.
     let start = afterSeq + 1;
     for (const key of this.#store.events.getKeys({ start: [environment, afterSeq], end: [environment, 0], reverse: true, limit: 1 })) {
       start = (key as [string, number])[1];
     }
     for (const { key, value } of this.#store.events.getRange({ start: [environment, start], end: [environment, SEQ_END] })) {
-      const first = (key as [string, number])[1];
       const { t, events } = decodeBatch(value as Uint8Array);
-      for (let i = 0; i < events.length; i++) {
-        if (first + i > afterSeq) yield { seq: first + i, event: { t, e: events[i]! } };
-      }
+      yield { first: (key as [string, number])[1], t, events };
     }
   }
 
