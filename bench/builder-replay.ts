@@ -52,7 +52,7 @@ function batchOf(next: () => number, n: number): Array<Record<string, unknown> &
 export async function replayThroughBuilder(
   events: number,
   keepDataDir?: string,
-): Promise<{ loadSec: number; replaySec: number; cpuUsPerEvent: number; builderUsPerEvent: number; threads: Record<string, number>; flushes: number; flushMaxMs: number }> {
+): Promise<{ loadSec: number; replaySec: number; cpuUsPerEvent: number; builderUsPerEvent: number; reportsUsPerEvent: number; threads: Record<string, number>; flushes: number; flushMaxMs: number }> {
   const dataDir = keepDataDir ?? tempDir('affinity-replay-');
   const storeConfig = { ...DEFAULT_CONFIG.store, dataDir };
   try {
@@ -78,11 +78,13 @@ export async function replayThroughBuilder(
     const builder = new ModelBuilder({ store: storeConfig, environments: { demo: DEFAULT_CONFIG.environments.demo! }, log: pino({ level: 'warn' }) });
     // REPLAY_PROGRESS=1: the builder's rate every 10 s (where a replay slows as its state grows).
     let [shownAt, shownPosition] = [start, 0];
-    while ((builder.stats?.positions.demo ?? 0) < events) {
+    // Both consumers written to the end: the model and the report counters (their own thread).
+    const written = () => Math.min(builder.stats?.positions.demo ?? 0, builder.reportsStats?.positions.demo ?? 0);
+    while (written() < events) {
       await sleep(20);
       const now = performance.now();
       if (process.env.REPLAY_PROGRESS === '1' && now - shownAt >= 10_000) {
-        const position = builder.stats?.positions.demo ?? 0;
+        const position = written();
         console.error(`replay: ${position} events written after ${((now - start) / 1000).toFixed(0)} s, ${Math.round(((position - shownPosition) * 1000) / (now - shownAt))} events/s`);
         [shownAt, shownPosition] = [now, position];
       }
@@ -98,6 +100,7 @@ export async function replayThroughBuilder(
       replaySec,
       cpuUsPerEvent: rounded(perEvent.all),
       builderUsPerEvent: rounded(perEvent['aff-builder']),
+      reportsUsPerEvent: rounded(perEvent['aff-reports']),
       threads,
       flushes: flushes?.count ?? 0,
       flushMaxMs: Math.round(flushes?.maxMs ?? 0),

@@ -6,7 +6,8 @@
 // The server is pinned to core 0 (all its threads: HTTP, LMDB writer, model builder), wrk to
 // core 1. Rounds alternate baseline and service in fresh processes and data directories.
 // CPU per event (issue 12) is the server process's, all threads, from /proc/<pid>/task/*/stat over
-// the measured load and the builder's catch-up after it, split by thread (main, builder, trainer,
+// the measured load and the builder's catch-up after it (the model's and then the report
+// counters', each thread with its own position), split by thread (main, builder, reports, trainer,
 // ranking, V8/libuv/LMDB helpers); a 2 s warm-up load runs first (not counted in CPU or
 // events/s; its events are in the lag histogram). After the rounds, bench/builder-replay.ts
 // replays BENCH_REPLAY_EVENTS (default 1,000,000; quick 200,000) events through the builder alone,
@@ -54,6 +55,7 @@ interface Health {
     flush_ms: MsSummaryWire;
     flush_cpu_ms: { count: number; mean: number | null };
     positions: Record<string, number>;
+    environments: Record<string, { reports_lag_events: number | null }>;
   } | null;
 }
 
@@ -63,12 +65,12 @@ function pin(pid: number, core: string): void {
   if (r.status !== 0) throw new Error(`taskset failed: ${r.stderr}`);
 }
 
-const THREAD_GROUPS = ['main', 'aff-builder', 'aff-trainer', 'aff-rank', 'helpers'] as const;
+const THREAD_GROUPS = ['main', 'aff-builder', 'aff-reports', 'aff-trainer', 'aff-rank', 'helpers'] as const;
 type ThreadGroup = (typeof THREAD_GROUPS)[number];
 
 /** µs of CPU per event by thread group (the service's named threads, the rest as helpers) between two /proc snapshots. */
 function usPerEventByGroup(before: Map<string, number>, after: Map<string, number>, events: number): Record<ThreadGroup, number> {
-  const out: Record<ThreadGroup, number> = { main: 0, 'aff-builder': 0, 'aff-trainer': 0, 'aff-rank': 0, helpers: 0 };
+  const out: Record<ThreadGroup, number> = { main: 0, 'aff-builder': 0, 'aff-reports': 0, 'aff-trainer': 0, 'aff-rank': 0, helpers: 0 };
   for (const [role, us] of Object.entries(cpuPerRequest(before, after, events))) {
     if (role === 'all') continue;
     out[(THREAD_GROUPS as readonly string[]).includes(role) ? (role as ThreadGroup) : 'helpers'] += us;
@@ -113,11 +115,25 @@ async function builderCaughtUp(url: string, events: number): Promise<Health> {
   }
 }
 
+/** Waits until the report counters' thread has written the whole log (a lower priority than the model's). */
+async function reportsCaughtUp(url: string): Promise<void> {
+  const start = Date.now();
+  for (;;) {
+    const health = (await (await fetch(`${url}/health`)).json()) as Health;
+    const lag = health.model_builder?.environments.demo?.reports_lag_events;
+    if (lag === 0) return;
+    if (Date.now() - start > 120_000) throw new Error(`the reports were ${lag} events behind after 120 s`);
+    await sleep(50);
+  }
+}
+
 interface AffinityRound {
   wrk: WrkResult;
   lag: { p50: number; p99: number; max: number };
   applied: number;
   catchUpMs: number;
+  /** From the load's end until the report counters had written it all too. */
+  reportsCatchUpMs: number;
   cpuUsPerEvent: number;
   threadUsPerEvent: Record<ThreadGroup, number>;
 }
@@ -130,6 +146,7 @@ async function affinityRound(): Promise<AffinityRound> {
     const warm = await runWrk(server.url, 2);
     const warmEvents = (warm.statuses['200'] ?? 0) * EVENTS_PER_REQUEST;
     await builderCaughtUp(server.url, warmEvents);
+    await reportsCaughtUp(server.url);
     const cpuStart = threadTicks(server.proc.pid!);
     const wrk = await runWrk(server.url, SECONDS);
     const events = (wrk.statuses['200'] ?? 0) * EVENTS_PER_REQUEST;
@@ -137,10 +154,12 @@ async function affinityRound(): Promise<AffinityRound> {
     // The builder applied everything acknowledged: its lag histogram then covers the run.
     const builder = (await builderCaughtUp(server.url, warmEvents + events)).model_builder!;
     const catchUpMs = Date.now() - loadEnd;
-    // Load and catch-up together: HTTP, validation, log writes and the builder's work per event.
+    await reportsCaughtUp(server.url);
+    const reportsCatchUpMs = Date.now() - loadEnd;
+    // Load and both catch-ups together: HTTP, validation, log writes and the builder's work per event.
     const threadUsPerEvent = usPerEventByGroup(cpuStart, threadTicks(server.proc.pid!), events);
     const cpuUsPerEvent = THREAD_GROUPS.reduce((sum, g) => sum + threadUsPerEvent[g], 0);
-    return { wrk, lag: builder.lag_ms, applied: builder.events_applied, catchUpMs, cpuUsPerEvent, threadUsPerEvent };
+    return { wrk, lag: builder.lag_ms, applied: builder.events_applied, catchUpMs, reportsCatchUpMs, cpuUsPerEvent, threadUsPerEvent };
   } finally {
     await server.close();
   }
@@ -203,7 +222,7 @@ const rows = [
     'p99 ms': Number(median(affinity.map((r) => r.wrk.latency_us.p99 / 1000)).toFixed(2)),
     'x baseline': Number((events / baseEvents).toFixed(3)),
     'non-2xx': affinity.reduce((a, r) => a + failures(r.wrk), 0),
-    'lag p99 ms': `${lagP99} (p50 ${median(affinity.map((r) => r.lag.p50))}, worst ${worst(affinity.map((r) => r.lag.p99))}, catch-up ${median(affinity.map((r) => r.catchUpMs))} ms)`,
+    'lag p99 ms': `${lagP99} (p50 ${median(affinity.map((r) => r.lag.p50))}, worst ${worst(affinity.map((r) => r.lag.p99))}, catch-up ${median(affinity.map((r) => r.catchUpMs))} ms, reports ${median(affinity.map((r) => r.reportsCatchUpMs))} ms)`,
     'CPU µs/event': Number(median(affinity.map((r) => r.cpuUsPerEvent)).toFixed(1)),
     target: `≥ ${EVENTS_TARGET} events/s, lag p99 ≤ ${LAG_P99_TARGET_MS} ms`,
     pass: events >= EVENTS_TARGET && lagP99 <= LAG_P99_TARGET_MS ? 'yes' : 'no',

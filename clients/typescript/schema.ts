@@ -2019,6 +2019,8 @@ export interface components {
             lag_events: number;
             newest_event_at: string | null;
             newest_event_age_ms: number | null;
+            reports_position?: number | null;
+            reports_lag_events?: number | null;
             [key: string]: unknown;
           };
         };

@@ -14,10 +14,11 @@ import type { Config, StoreConfig } from '../config/types.ts';
 import { Catalog } from '../store/catalog.ts';
 import { EventLog } from '../store/event-log.ts';
 import type { TrackedEvent } from '../domain/event.ts';
-import { CHANGES_POSITION_KEY, eventsPositionKey } from '../store/model.ts';
+import { CHANGES_POSITION_KEY, eventsPositionKey, reportsPositionKey } from '../store/model.ts';
 import { onStoreChange } from '../store/change-signal.ts';
 import { Store } from '../store/open.ts';
-import { EnvironmentModel, type SkipCounts } from './environment-model.ts';
+import { EnvironmentModel, type EventConsumer, type SkipCounts } from './environment-model.ts';
+import { EnvironmentReports } from './environment-reports.ts';
 import { ItemIndices } from './item-indices.ts';
 import { migrateConsumerRecords } from './consumer-records.ts';
 import { ItemLayoutState } from './item-layout.ts';
@@ -31,6 +32,12 @@ import { threadCpuClock } from '../thread-cpu.ts';
 import { transactionSyncRetried } from '../store/commit.ts';
 
 export interface BuilderWorkerData {
+  /**
+   * Which consumer of the event log this thread is: the model (histories, co-occurrence,
+   * popularity, the item layout and the request counters) or the report counters
+   * (environment-reports.ts), each with its own position.
+   */
+  role: 'model' | 'reports';
   store: StoreConfig;
   environments: Config['environments'];
   /**
@@ -64,6 +71,11 @@ export interface BuilderWorkerData {
    */
   layoutFlushItems: number;
   statsIntervalMs: number;
+}
+
+/** Posted once the thread's start-up writes are done (the model's: the reports thread waits for it). */
+export interface BuilderStarted {
+  type: 'started';
 }
 
 /** The neighbour rows a flush rewrote (committed), for the ranking workers' row caches. */
@@ -102,29 +114,47 @@ export interface BuilderStats {
 }
 
 
-nameThread('aff-builder');
-reportGcPauses('builder');
 const data = workerData as BuilderWorkerData;
+const reportsRole = data.role === 'reports';
+nameThread(reportsRole ? 'aff-reports' : 'aff-builder');
+// Both are the model builder's threads to /health.
+reportGcPauses('builder');
 const store = new Store(data.store);
 const catalog = new Catalog(store);
 const eventLog = new EventLog(store);
-const layout = new ItemLayoutState(store, data.environments);
-layout.migrateVectors();
-layout.makeItemView();
+/** The catalog's side: the model's alone. */
+const layout = reportsRole ? undefined : new ItemLayoutState(store, data.environments);
+layout?.migrateVectors();
+layout?.makeItemView();
 const itemIndices = new ItemIndices(store);
-const models = new Map<string, EnvironmentModel>();
+const positionKey = reportsRole ? reportsPositionKey : eventsPositionKey;
+const models = new Map<string, EventConsumer>();
 const positions: Record<string, number> = {};
 const written: Record<string, number> = {};
 /** Acceptance time of the newest event applied, and of the newest written, per environment. */
 const newestApplied: Record<string, number> = {};
 const newestWritten: Record<string, number> = {};
 for (const [environment, config] of Object.entries(data.environments)) {
-  migrateConsumerRecords(store, environment);
-  positions[environment] = (store.modelState.get(eventsPositionKey(environment)) as number | undefined) ?? 0;
+  if (!reportsRole) migrateConsumerRecords(store, environment);
+  positions[environment] = (store.modelState.get(positionKey(environment)) as number | undefined) ?? 0;
   // Position 0: no flush ever wrote this environment's state, so first touches need not read it.
-  models.set(environment, new EnvironmentModel(store, environment, config, positions[environment] === 0));
+  const fresh = positions[environment] === 0;
+  models.set(environment, reportsRole ? new EnvironmentReports(store, environment, config, fresh) : new EnvironmentModel(store, environment, config, fresh));
   written[environment] = positions[environment];
 }
+if (!reportsRole) {
+  // Reports written by a builder that kept them itself (before they had their own position)
+  // cover what its position covers; set before the reports thread starts (it waits for 'started').
+  // Nothing is written otherwise: an absent position is 0, and a new store's is written by the
+  // reports thread's first flush.
+  const inherited = Object.keys(data.environments).filter(
+    (environment) => positions[environment]! > 0 && store.modelState.get(reportsPositionKey(environment)) === undefined && reportsKeptByModel(environment),
+  );
+  if (inherited.length > 0) transactionSyncRetried(store.modelRoot, () => {
+    for (const environment of inherited) store.modelState.put(reportsPositionKey(environment), positions[environment]!);
+  });
+}
+parentPort!.postMessage({ type: 'started' } satisfies BuilderStarted);
 let changesPosition = (store.modelState.get(CHANGES_POSITION_KEY) as number | undefined) ?? 0;
 let changesWritten = changesPosition;
 /** changesWritten once readable by other threads (what /health reports). */
@@ -139,6 +169,18 @@ let applied = 0;
 let stopping = false;
 
 
+/**
+ * Whether the event counters of an environment's reports were written with no reports position:
+ * by a builder that kept them itself. (The request counters' rollups are this thread's, under
+ * another writer.)
+ */
+function reportsKeptByModel(environment: string): boolean {
+  for (const key of store.modelState.getKeys({ start: [environment, 'repr', 'd'], end: [environment, 'repr', 'e'] })) {
+    if ((key as unknown[])[4] === 'builder') return true;
+  }
+  return false;
+}
+
 /** A chunk's events, reused from chunk to chunk (ingest). */
 const chunkTimes: number[] = [];
 const chunkEvents: TrackedEvent[] = [];
@@ -151,9 +193,9 @@ let behind = false;
 /** Applies one chunk of what is new; returns how many records it consumed. */
 function ingest(): number {
   let consumed = 0;
-  const changes = catalog.changesSince(changesPosition, data.chunkSize);
+  const changes = layout ? catalog.changesSince(changesPosition, data.chunkSize) : [];
   behind = changes.length === data.chunkSize;
-  if (changes.length > 0) {
+  if (layout && changes.length > 0) {
     layout.apply(changes);
     changesPosition = changes[changes.length - 1]!.seq;
     consumed += changes.length;
@@ -215,7 +257,7 @@ function flush(withLayout: boolean, countChunks?: number): void {
   const startedAt = performance.now();
   const cpuAtStart = cpuMs();
   const changedRows = new Map<string, number[]>();
-  const writes = withLayout ? [layout.prepareFlush()] : [];
+  const writes = withLayout && layout ? [layout.prepareFlush()] : [];
   writes.push(requestCounts.prepareFlush(countChunks));
   const changes = changesPosition;
   for (const [environment, model] of models) {
@@ -230,8 +272,9 @@ function flush(withLayout: boolean, countChunks?: number): void {
     for (const write of writes) write();
     // Only a position that moved: a flush without events (the lists at start, a new hour) writes
     // nothing a request did not cause.
-    for (const [environment, seq] of Object.entries(eventPositions)) if (seq !== written[environment]) store.modelState.put(eventsPositionKey(environment), seq);
-    if (withLayout) store.modelState.put(CHANGES_POSITION_KEY, changes);
+    for (const [environment, seq] of Object.entries(eventPositions)) if (seq !== written[environment]) store.modelState.put(positionKey(environment), seq);
+    // The model's alone: the reports thread never reads the change feed (its copy of the position is stale).
+    if (withLayout && layout) store.modelState.put(CHANGES_POSITION_KEY, changes);
   });
   // Once other threads' snapshots can see the commit (a transactionSync commit is not always
   // visible to them before it is flushed: see trainer-worker.ts), the ranking workers drop these
@@ -335,7 +378,7 @@ while (!stopping) {
   for (const model of models.values()) modelsDueAt = Math.min(modelsDueAt, model.flushDueAt);
   const pending = pendingEvents || pendingChanges || modelsDueAt !== Infinity || requestCounts.pending;
   const eventsDueAt = pendingEvents ? lastFlush + (behind ? catchUpFlushDelay() : data.flushMs) : modelsDueAt;
-  const changesDueAt = !pendingChanges ? Infinity : layout.pending >= data.layoutFlushItems ? now : lastLayoutFlush + (behind ? Math.max(data.layoutFlushMs, catchUpFlushDelay()) : data.layoutFlushMs);
+  const changesDueAt = !pendingChanges ? Infinity : layout!.pending >= data.layoutFlushItems ? now : lastLayoutFlush + (behind ? Math.max(data.layoutFlushMs, catchUpFlushDelay()) : data.layoutFlushMs);
   // Request counts ride on the flushes' pace: while behind, a flush of its own would rewrite every row the events touched.
   const countsDueAt = requestCounts.pending ? lastFlush + (behind ? catchUpFlushDelay() : data.flushMs) : Infinity;
   const dueAt = Math.min(eventsDueAt, changesDueAt, countsDueAt);

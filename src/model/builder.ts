@@ -1,26 +1,83 @@
 /**
  * @module model/builder
- * Main-thread handle of the model builder worker: starts it, keeps its latest stats for the
- * health endpoint, logs newly skipped data, and stops it (finishing the current chunk).
+ * Main-thread handle of the model builder's two worker threads, each a consumer of the event log
+ * with its own position: the model (histories, co-occurrence, popularity, the item layout) and
+ * the report counters. Starts them (the reports thread once the model's has set up the positions
+ * it inherits), restarts one that dies, keeps the model thread's latest stats for the health
+ * endpoint, logs newly skipped data, and stops both (each finishing its current chunk).
  */
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Config, StoreConfig } from '../config/types.ts';
-import type { BuilderRows, BuilderStats, BuilderWorkerData } from './builder-worker.ts';
+import type { BuilderRows, BuilderStarted, BuilderStats, BuilderWorkerData } from './builder-worker.ts';
 import type { RequestCounts } from '../domain/request-counts.ts';
 
 /** Pause before restarting a crashed worker, so a persistent fault does not spin. */
 const RESTART_DELAY_MS = 1000;
 
-export class ModelBuilder {
-  readonly #workerData: BuilderWorkerData & { entry: string; niceness: number };
+type ThreadData = BuilderWorkerData & { entry: string; niceness: number };
+
+/** One builder worker thread: started, restarted after an unexpected exit, stopped on request. */
+class BuilderThread {
+  readonly #data: ThreadData;
   readonly #log: Logger;
+  readonly #onMessage: (message: BuilderStats | BuilderRows | BuilderStarted) => void;
   #worker!: Worker;
   #exited!: Promise<void>;
   #stopping = false;
   /** The worker thread is running (false between an unexpected exit and its restart). */
-  #running = false;
+  running = false;
+
+  constructor(data: ThreadData, log: Logger, onMessage: (message: BuilderStats | BuilderRows | BuilderStarted) => void) {
+    this.#data = data;
+    this.#log = log.child({ thread: data.role === 'reports' ? 'reports' : 'model' });
+    this.#onMessage = onMessage;
+    this.#start();
+  }
+
+  #start(): void {
+    const worker = new Worker(new URL('../ts-worker.mjs', import.meta.url), { workerData: this.#data });
+    this.#worker = worker;
+    this.running = true;
+    worker.on('message', this.#onMessage);
+    worker.on('error', (err) => this.#log.error({ err }, 'model builder failed'));
+    this.#exited = new Promise((resolve) => {
+      worker.once('exit', (code) => {
+        this.running = false;
+        resolve();
+        if (this.#stopping) return;
+        // Its last commit holds its position: a new worker resumes there without double counting.
+        this.#log.error({ code, restartInMs: RESTART_DELAY_MS }, 'model builder stopped unexpectedly');
+        setTimeout(() => this.#stopping || this.#start(), RESTART_DELAY_MS).unref();
+      });
+    });
+  }
+
+  postMessage(message: unknown, transfer?: ArrayBuffer[]): void {
+    this.#worker.postMessage(message, transfer);
+  }
+
+  /** Asks the worker to write what it applied and exit; terminates it after `timeoutMs` (its last write holds its position). */
+  async close(timeoutMs: number): Promise<void> {
+    this.#stopping = true;
+    this.#worker.postMessage('stop');
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs)));
+    if (await Promise.race([this.#exited.then(() => false), timedOut])) {
+      this.#log.warn({ timeoutMs }, 'model builder did not stop in time: terminated');
+      await this.#worker.terminate();
+    }
+    clearTimeout(timer);
+  }
+}
+
+export class ModelBuilder {
+  readonly #log: Logger;
+  readonly #model: BuilderThread;
+  #reports: BuilderThread | undefined;
+  #stopping = false;
   #stats: BuilderStats | undefined;
+  #reportsStats: BuilderStats | undefined;
 
   readonly #onRows: (rows: BuilderRows) => void;
 
@@ -38,7 +95,9 @@ export class ModelBuilder {
   }) {
     this.#log = options.log;
     this.#onRows = options.onRows ?? (() => undefined);
-    this.#workerData = {
+    const niceness = options.niceness ?? 0;
+    const data: ThreadData = {
+      role: 'model',
       entry: new URL('./builder-worker.ts', import.meta.url).href,
       store: options.store,
       environments: options.environments,
@@ -57,27 +116,21 @@ export class ModelBuilder {
       statsIntervalMs: 1000,
       // Applied by ts-worker.mjs to this thread alone (config builder.niceness; absent, as in a
       // standalone replay or the eval, the process's priority).
-      niceness: options.niceness ?? 0,
+      niceness,
       ...options.pacing,
     };
-    this.#start();
-  }
-
-  #start(): void {
-    const worker = new Worker(new URL('../ts-worker.mjs', import.meta.url), { workerData: this.#workerData });
-    this.#worker = worker;
-    this.#running = true;
-    worker.on('message', (message: BuilderStats | BuilderRows) => (message.type === 'rows' ? this.#onRows(message) : this.#onStats(message)));
-    worker.on('error', (err) => this.#log.error({ err }, 'model builder failed'));
-    this.#exited = new Promise((resolve) => {
-      worker.once('exit', (code) => {
-        this.#running = false;
-        resolve();
-        if (this.#stopping) return;
-        // Its last commit holds its position: a new worker resumes there without double counting.
-        this.#log.error({ code, restartInMs: RESTART_DELAY_MS }, 'model builder stopped unexpectedly');
-        setTimeout(() => this.#stopping || this.#start(), RESTART_DELAY_MS).unref();
-      });
+    this.#model = new BuilderThread(data, this.#log, (message) => {
+      if (message.type === 'rows') this.#onRows(message);
+      else if (message.type === 'stats') this.#onStats(message);
+      // The model thread set the positions the reports inherit: the reports thread may start (once).
+      else if (!this.#reports && !this.#stopping) {
+        // Reports are sums read hours later: below the model in priority (niceness 15 beside the
+        // model's default 10; the same when the process's own priority is kept).
+        const reportsNiceness = niceness > 0 ? Math.min(19, niceness + 5) : niceness;
+        this.#reports = new BuilderThread({ ...data, role: 'reports', niceness: reportsNiceness }, this.#log, (m) => {
+          if (m.type === 'stats') this.#reportsStats = m;
+        });
+      }
     });
   }
 
@@ -95,32 +148,30 @@ export class ModelBuilder {
    */
   postRequestCounts(counts: RequestCounts): void {
     const transfer = counts.items.flatMap((i) => [i.ix.buffer as ArrayBuffer, i.counts.buffer as ArrayBuffer]);
-    this.#worker.postMessage(counts, transfer);
+    this.#model.postMessage(counts, transfer);
   }
 
-  /** Whether the worker thread runs (for /ready). */
+  /** Whether the worker threads run (for /ready): the reports thread once started. */
   get running(): boolean {
-    return this.#running;
+    return this.#model.running && (this.#reports?.running ?? true);
   }
 
-  /** Latest stats (undefined until the first report, within a second of start). */
+  /** The model thread's latest stats (undefined until the first report, within a second of start). */
   get stats(): BuilderStats | undefined {
     return this.#stats;
   }
 
+  /** The reports thread's latest stats (its positions: how far the report counters are written). */
+  get reportsStats(): BuilderStats | undefined {
+    return this.#reportsStats;
+  }
+
   /**
-   * Asks the worker to write what it applied and exit; resolves when it has, or after
-   * `timeoutMs` terminates it (its last write holds its position, so nothing is lost).
+   * Asks the threads to write what they applied and exit; resolves when they have, or after
+   * `timeoutMs` terminates them (their last writes hold their positions, so nothing is lost).
    */
   async close(timeoutMs = 10_000): Promise<void> {
     this.#stopping = true;
-    this.#worker.postMessage('stop');
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs)));
-    if (await Promise.race([this.#exited.then(() => false), timedOut])) {
-      this.#log.warn({ timeoutMs }, 'model builder did not stop in time: terminated');
-      await this.#worker.terminate();
-    }
-    clearTimeout(timer);
+    await Promise.all([this.#model.close(timeoutMs), this.#reports?.close(timeoutMs)]);
   }
 }

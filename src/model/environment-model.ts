@@ -1,9 +1,10 @@
 /**
  * @module model/environment-model
- * Everything the builder keeps for one environment, and how one event changes it: histories,
- * item-item co-occurrence, popularity and report counters. What it cannot use it skips and
- * counts by reason. Item indices must already exist for every action item (the worker assigns
- * them in a small transaction first).
+ * Everything the model builder keeps for one environment, and how one event changes it:
+ * histories, item-item co-occurrence and popularity. What it cannot use it skips and counts by
+ * reason. Item indices must already exist for every action item (the worker assigns them in a
+ * small transaction first). The report counters are another consumer's
+ * (environment-reports.ts), with their own position in the log.
  */
 import type { EnvironmentConfig } from '../config/types.ts';
 import type { TrackedEvent } from '../domain/event.ts';
@@ -15,7 +16,6 @@ import { CooccurrenceState } from './cooccurrence.ts';
 import { eventWeight } from './event-weight.ts';
 import { HistoryState } from './histories.ts';
 import { PopularityState } from './popularity.ts';
-import { ReportState } from './reports.ts';
 
 export type SkipCounts = Map<string, number>;
 
@@ -27,14 +27,40 @@ const TYPE_NAMES = new Map(Object.entries(EVENT_TYPE_CODES).map(([name, code]) =
 /** Rows and histories kept in memory before the cache is dropped (after a flush wrote them). */
 const MAX_CACHED = 200_000;
 
-export class EnvironmentModel {
+/**
+ * The item type of the item an event is about, when a model can use it (its id is then the
+ * event's `action_item`); an item type the environment does not have is counted in `skipped`.
+ */
+export function usableItemType(config: EnvironmentConfig, e: TrackedEvent, skipped: SkipCounts): string | undefined {
+  if (EVENT_TYPE_CODES[e.event_type] === undefined) return undefined;
+  const itemType = str(e.action_item_type);
+  if (!str(e.action_item) || !itemType) return undefined;
+  if (!config.itemTypes.includes(itemType)) {
+    const reason = `action_item_type '${itemType}' is not an item type`;
+    skipped.set(reason, (skipped.get(reason) ?? 0) + 1);
+    return undefined;
+  }
+  return itemType;
+}
+
+/** What the builder worker asks of one environment's state, whichever consumer of the log it is. */
+export interface EventConsumer {
+  itemTypeOf(e: TrackedEvent, skipped: SkipCounts): string | undefined;
+  /** Applies one event accepted at `t` (Unix ms); `ix` is its action item's index (undefined when it has none usable). */
+  apply(t: number, e: TrackedEvent, ix: number | undefined): void;
+  /** When a flush is due without any event, Unix ms (Infinity: never). */
+  readonly flushDueAt: number;
+  /** Encodes what changed since the last flush; the result writes it inside a transaction. */
+  prepareFlush(changedRows: number[]): () => void;
+}
+
+export class EnvironmentModel implements EventConsumer {
   readonly #config: EnvironmentConfig;
   readonly #records: ConsumerRecords;
   readonly #histories: HistoryState;
   readonly #consumed: ConsumedSets;
   readonly #cooccurrence: CooccurrenceState;
   readonly #popularity: PopularityState;
-  readonly #reports: ReportState;
   readonly #recent: number[] = [];
 
   /** `fresh`: nothing of this environment's state was ever written (the builder's position is 0). */
@@ -45,28 +71,14 @@ export class EnvironmentModel {
     this.#consumed = new ConsumedSets(this.#records);
     this.#cooccurrence = new CooccurrenceState(store, environment, config.model.maxNeighbours, fresh);
     this.#popularity = new PopularityState(store, environment);
-    this.#reports = new ReportState(store, environment, config.model.attributionWindowSec, fresh);
   }
 
-  /**
-   * The item type of the item an event is about, when the model can use it (its id is then the
-   * event's `action_item`).
-   */
   itemTypeOf(e: TrackedEvent, skipped: SkipCounts): string | undefined {
-    if (EVENT_TYPE_CODES[e.event_type] === undefined) return undefined;
-    const itemType = str(e.action_item_type);
-    if (!str(e.action_item) || !itemType) return undefined;
-    if (!this.#config.itemTypes.includes(itemType)) {
-      const reason = `action_item_type '${itemType}' is not an item type`;
-      skipped.set(reason, (skipped.get(reason) ?? 0) + 1);
-      return undefined;
-    }
-    return itemType;
+    return usableItemType(this.#config, e, skipped);
   }
 
   /** Applies one event accepted at `t` (Unix ms); `ix` is its action item's index (undefined when it has none usable). */
   apply(t: number, e: TrackedEvent, ix: number | undefined): void {
-    this.#reports.add(e, t, ix);
     const userId = str(e.user_id);
     const deviceId = str(e.device_id);
     const linkedUser = deviceId && deviceId !== 'no-consent' ? this.#histories.linkedUser(deviceId) : undefined;
@@ -134,7 +146,6 @@ export class EnvironmentModel {
       this.#histories.prepareFlush(),
       this.#cooccurrence.prepareFlush(changedRows),
       this.#popularity.prepareFlush(),
-      this.#reports.prepareFlush(),
     ];
     this.#records.trim(MAX_CACHED);
     this.#histories.trim(MAX_CACHED);

@@ -39,6 +39,8 @@ export const UNKNOWN_TYPE = 255;
 /** Model-state keys of the builder's positions: the last event seq and catalog change seq it wrote. */
 export const eventsPositionKey = (env: string) => [env, 'pos', 'events'];
 export const CHANGES_POSITION_KEY = ['pos', 'changes'];
+/** The last event seq the report counters (model/environment-reports.ts) wrote: a consumer of the log of their own. */
+export const reportsPositionKey = (env: string) => [env, 'pos', 'reports'];
 
 /**
  * What the builder keeps of a user (or of a device not linked to one) in one record: the recent

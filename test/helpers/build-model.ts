@@ -1,5 +1,6 @@
 // Runs the model builder (the real worker, through ModelBuilder) over a data directory's event
-// log, stopping and starting it again after each of the given pauses, then to the log's end, and
+// log, stopping and starting it again after each of the given pauses, then to the log's end (the
+// model's and the report counters' positions both), and
 // prints the event position each stop left written (a JSON array) on stdout. A pause of 0 stops it
 // as soon as it started: the worker reads its first chunk before it first yields, so it stops
 // after at least one chunk (ModelBuilder's chunkSize, 5,000 events), at a chunk boundary.
@@ -37,8 +38,10 @@ for (const ms of pauses) {
 const builder = new ModelBuilder(options);
 // A deadline: a builder that never gets there fails the run instead of hanging it.
 const deadline = Date.now() + 120_000;
-while ((builder.stats?.positions.demo ?? 0) < events && Date.now() < deadline) await sleep(20);
-const reached = builder.stats?.positions.demo ?? 0;
+// Both of its consumers of the log: the model's thread and the report counters'.
+const written = () => Math.min(builder.stats?.positions.demo ?? 0, builder.reportsStats?.positions.demo ?? 0);
+while (written() < events && Date.now() < deadline) await sleep(20);
+const reached = written();
 await builder.close();
 if (reached < events) {
   console.error(`builder reached ${reached} of ${events} events in 120 s`);

@@ -62,7 +62,8 @@ function builderCaughtUp(store: ReturnType<typeof openReadOnly>): boolean {
   let environment: string | undefined;
   for (const key of events.getKeys({ limit: 1 })) environment = (key as [string, number])[0];
   while (environment !== undefined) {
-    const position = (state.get([environment, 'pos', 'events']) as number | undefined) ?? 0;
+    // The model's position and the report counters' (their own thread and position).
+    const position = Math.min((state.get([environment, 'pos', 'events']) as number | undefined) ?? 0, (state.get([environment, 'pos', 'reports']) as number | undefined) ?? 0);
     if (position < lastEventSeq(events, environment)) return false;
     const current: string = environment;
     environment = undefined;

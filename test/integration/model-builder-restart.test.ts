@@ -8,7 +8,9 @@
 // least one chunk (not wherever a timer fell: stops timed 40-300 ms could land before the first
 // chunk or after the last); where each landed is checked to be inside the log. A builder started
 // on the former layout (histories and consumed sets as records apart) moves them into consumer
-// records and ends with the same state as the builder that wrote those.
+// records and ends with the same state as the builder that wrote those. A builder started on a
+// store whose report counters the model's thread kept (no position of their own) continues them
+// from its position: the same state again, where counting from the log's start would double them.
 import assert from 'node:assert/strict';
 import { cpSync, rmSync } from 'node:fs';
 import { test } from 'node:test';
@@ -146,6 +148,28 @@ test("a builder started on histories and consumed sets stored apart (before the 
   const expected = await dump(written);
   const got = await dump(legacy);
   assert.ok(![...got.keys()].some((k) => /"(hu|hd|cu|cd)"/.test(k)), 'no record of the former layout is left');
+  assert.deepEqual([...got.keys()].sort(), [...expected.keys()].sort());
+  for (const [key, value] of expected) assert.deepEqual(got.get(key), value, key);
+});
+
+test('a builder started on reports kept by the model thread (no reports position) continues them from its position: the same state as a builder whose reports had their own', { timeout: 400_000 }, async (t) => {
+  const [written, kept] = [tempDir('affinity-reports-'), tempDir('affinity-reports-')];
+  t.after(() => {
+    for (const dir of [written, kept]) rmSync(dir, { recursive: true, force: true });
+  });
+  await writeLog(written);
+  await build(written, []);
+  cpSync(written, kept, { recursive: true });
+  // The former layout: the reports were written with the model's position, and had none.
+  const root = open({ path: modelStorePath(kept), maxDbs: 4 });
+  const state = root.openDB({ name: 'model-state' });
+  assert.equal(state.get(['demo', 'pos', 'reports']), EVENTS, 'the reports thread wrote its position');
+  await state.remove(['demo', 'pos', 'reports']);
+  await root.close();
+  await build(kept, []);
+  const expected = await dump(written);
+  const got = await dump(kept);
+  assert.ok([...expected.keys()].some((k) => k.includes('"repr"')), 'report rollups were written');
   assert.deepEqual([...got.keys()].sort(), [...expected.keys()].sort());
   for (const [key, value] of expected) assert.deepEqual(got.get(key), value, key);
 });

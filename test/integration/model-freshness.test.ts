@@ -21,7 +21,7 @@ const CONFIG = {
 
 interface Health {
   model_builder: {
-    environments: Record<string, { applied_position: number; log_position: number; lag_events: number; newest_event_at: string | null; newest_event_age_ms: number | null }>;
+    environments: Record<string, { applied_position: number; log_position: number; lag_events: number; newest_event_at: string | null; newest_event_age_ms: number | null; reports_position: number | null; reports_lag_events: number | null }>;
   } | null;
   trained_model: Record<string, { builds: number; last_build: { version: number; events_position: number; built_at: string; age_ms: number } | null }>;
 }
@@ -72,6 +72,9 @@ describe('trained model freshness', () => {
     assert.equal(demo.lag_events, 0);
     assert.equal(demo.log_position, sent);
     assert.ok(demo.newest_event_at !== null && demo.newest_event_age_ms !== null && demo.newest_event_age_ms >= 0 && demo.newest_event_age_ms < 60_000);
+    // The report counters' own thread and position reach the same end.
+    const reports = (await until(server, (h) => h.model_builder?.environments.demo?.reports_position === sent, 'reports not caught up')).model_builder!.environments.demo!;
+    assert.equal(reports.reports_lag_events, 0);
 
     // More than half again as many events: a new version follows without a rebuild request.
     const total = sent + (await postViews(server, 30, 1));

@@ -260,6 +260,9 @@ export const COMPONENT_SCHEMAS: Record<string, Schema> = {
                 lag_events: { type: 'integer', minimum: 0 },
                 newest_event_at: { type: ['string', 'null'], format: 'date-time' },
                 newest_event_age_ms: { type: ['integer', 'null'] },
+                // The report counters' own position in the log (their thread), null until it reports.
+                reports_position: { type: ['integer', 'null'], minimum: 0 },
+                reports_lag_events: { type: ['integer', 'null'], minimum: 0 },
               },
             },
           },

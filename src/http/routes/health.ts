@@ -91,6 +91,7 @@ export function registerHealthRoute(server: HttpServer, builder: ModelBuilder, t
             environments: Object.fromEntries(
               Object.entries(stats.positions).map(([environment, applied]) => {
                 const newest = stats.newestEventAt[environment];
+                const reports = builder.reportsStats?.positions[environment];
                 // This thread's read snapshot may be older than the builder's report.
                 const end = Math.max(applied, eventLog?.endOf(environment) ?? applied);
                 return [
@@ -101,6 +102,8 @@ export function registerHealthRoute(server: HttpServer, builder: ModelBuilder, t
                     lag_events: end - applied,
                     newest_event_at: newest === undefined ? null : new Date(newest).toISOString(),
                     newest_event_age_ms: newest === undefined ? null : now - newest,
+                    reports_position: reports ?? null,
+                    reports_lag_events: reports === undefined ? null : Math.max(0, end - reports),
                   },
                 ];
               }),
