@@ -98,6 +98,7 @@ export class ModelBuilder {
     const niceness = options.niceness ?? 0;
     const data: ThreadData = {
       role: 'model',
+      indexedUpTo: new SharedArrayBuffer(8 * Object.keys(options.environments).length),
       entry: new URL('./builder-worker.ts', import.meta.url).href,
       store: options.store,
       environments: options.environments,
