@@ -14,6 +14,8 @@ import type { RequestCounts } from '../domain/request-counts.ts';
 
 /** Pause before restarting a crashed worker, so a persistent fault does not spin. */
 const RESTART_DELAY_MS = 1000;
+/** How often the report counters' thread writes (the model's thread: every 100 ms). */
+const REPORTS_FLUSH_MS = 1000;
 
 type ThreadData = BuilderWorkerData & { entry: string; niceness: number };
 
@@ -128,7 +130,10 @@ export class ModelBuilder {
         // Reports are sums read hours later: below the model in priority (niceness 15 beside the
         // model's default 10; the same when the process's own priority is kept).
         const reportsNiceness = niceness > 0 ? Math.min(19, niceness + 5) : niceness;
-        this.#reports = new BuilderThread({ ...data, role: 'reports', niceness: reportsNiceness }, this.#log, (m) => {
+        // Written every second, not every 100 ms: a report is read in hours and days, and each
+        // write rewrites the day's and the hour's rollups whole; at a steady ~9,000 events/s the
+        // reports thread spent 7 µs an event, most of it in its 10 commits a second.
+        this.#reports = new BuilderThread({ ...data, role: 'reports', niceness: reportsNiceness, flushMs: REPORTS_FLUSH_MS }, this.#log, (m) => {
           if (m.type === 'stats') this.#reportsStats = m;
         });
       }
