@@ -106,6 +106,9 @@ export class ModelBuilder {
       environments: options.environments,
       pollMs: 5000,
       chunkSize: 5000,
+      // Against the 100 ms of flushMs a step's wait adds little lag; a step costs an item-index
+      // commit and reads of the log's ends however few events it has.
+      minStepMs: 20,
       flushMs: 100,
       // The ceiling of the cost-paced catch-up flushes: at 1,000,000 events a flush takes ~3 s, and
       // ten times that is the pace. A 1M-event replay, alternating with the fixed 8 s pace before:
@@ -116,7 +119,8 @@ export class ModelBuilder {
       // 1,000,000-row file drop the builder's catch-up took the service's RssAnon to 810-1,000 MB
       // at 50,000 (six runs), 680-700 MB at 10,000 (three), with the same builder CPU (~10 s).
       layoutFlushItems: 10_000,
-      statsIntervalMs: 1000,
+      // What /health shows of positions and lag is at most this old (a post costs ~1 ms: prom-client JSON).
+      statsIntervalMs: 250,
       // Applied by ts-worker.mjs to this thread alone (config builder.niceness; absent, as in a
       // standalone replay or the eval, the process's priority).
       niceness,

@@ -61,6 +61,7 @@ interface BuilderHealth {
   positions: Record<string, number>;
   skipped: Record<string, number>;
   catalog: { applied_position: number; log_position: number; lag_changes: number };
+  environments: Record<string, { reports_position: number | null }>;
 }
 
 /** A running server and the number of events it acknowledged (its event sequence, one environment). */
@@ -118,13 +119,14 @@ async function waitApplied(server: TestServer, count: number, timeoutMs = 20_000
   let last: BuilderHealth | null = null;
   for (;;) {
     last = await builderHealth(server);
-    if (last && (last.positions.demo ?? 0) >= count) {
+    // Both consumers of the log: the model and the report counters (their own thread and position).
+    if (last && (last.positions.demo ?? 0) >= count && (last.environments.demo?.reports_position ?? 0) >= count) {
       assertNoErrorsLogged(server);
       return last;
     }
     if (Date.now() > deadline) {
       assert.fail(
-        `builder position did not reach ${count} within ${timeoutMs} ms: ${JSON.stringify(last)}\n${server.logs.slice(-20).join('\n')}`,
+        `builder positions (model, reports) did not reach ${count} within ${timeoutMs} ms: ${JSON.stringify(last)}\n${server.logs.slice(-20).join('\n')}`,
       );
     }
     await sleep(50);
