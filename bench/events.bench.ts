@@ -103,13 +103,27 @@ async function baselineRound(): Promise<WrkResult> {
   }
 }
 
+/**
+ * GET /health. Once more on a dropped connection: the service closes a keep-alive connection idle
+ * for 10 s (uWebSockets.js), as the one polled before a 10 s load is, and fetch may reuse it just
+ * as it closes ("other side closed"); a service that is gone fails the retry too.
+ */
+async function health(url: string): Promise<Health> {
+  try {
+    return (await (await fetch(`${url}/health`)).json()) as Health;
+  } catch (err) {
+    if (!(err instanceof TypeError)) throw err;
+    return (await (await fetch(`${url}/health`)).json()) as Health;
+  }
+}
+
 /** Waits until the builder has applied `events` (since start); returns when it had. */
 async function builderCaughtUp(url: string, events: number): Promise<Health> {
   const start = Date.now();
   for (;;) {
-    const health = (await (await fetch(`${url}/health`)).json()) as Health;
-    const applied = health.model_builder?.events_applied ?? 0;
-    if (applied >= events) return health;
+    const now = await health(url);
+    const applied = now.model_builder?.events_applied ?? 0;
+    if (applied >= events) return now;
     if (Date.now() - start > 120_000) throw new Error(`builder applied ${applied} of ${events} events after 120 s`);
     await sleep(50);
   }
@@ -119,8 +133,7 @@ async function builderCaughtUp(url: string, events: number): Promise<Health> {
 async function reportsCaughtUp(url: string): Promise<void> {
   const start = Date.now();
   for (;;) {
-    const health = (await (await fetch(`${url}/health`)).json()) as Health;
-    const lag = health.model_builder?.environments.demo?.reports_lag_events;
+    const lag = (await health(url)).model_builder?.environments.demo?.reports_lag_events;
     if (lag === 0) return;
     if (Date.now() - start > 120_000) throw new Error(`the reports were ${lag} events behind after 120 s`);
     await sleep(50);
