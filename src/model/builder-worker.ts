@@ -204,7 +204,7 @@ function publishIndexed(environment: string, seq: number): void {
  * The last event the thread may apply: the log's end for the model; for the report counters the
  * last whose item index the model has committed, so that every index they look up exists and
  * they never take the catalog environment's write lock, which event appends wait for: at
- * niceness 15 beside serving, their own index commits held event 200s up (events beside
+ * a low priority beside serving, their own index commits held event 200s up (events beside
  * requests fell from ~10,000 to ~6,500 a second in the recommendations bench). Not the model's
  * written position: that moves only at its flushes, seconds apart while it catches up, and a
  * replay's report counters then finished well after the model (9.1 s against 7.2).
