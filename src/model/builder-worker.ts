@@ -1,6 +1,8 @@
 /**
  * @module model/builder-worker
- * Worker entry of the model builder. Reads the catalog change feed and each environment's event
+ * Worker entry of the model builder, run as two threads, each a consumer of the event log with its
+ * own position (`role`): the model's, which also reads the catalog change feed, and the report
+ * counters'. Reads the catalog change feed and each environment's event
  * log (read-only, no lock), applies them to in-memory model state, and every `flushMs` writes
  * what changed together with the new positions in one LMDB write transaction. A restart
  * resumes from the last flushed positions with the state that flush wrote: nothing is counted
@@ -15,9 +17,10 @@ import { Catalog } from '../store/catalog.ts';
 import { EventLog } from '../store/event-log.ts';
 import type { TrackedEvent } from '../domain/event.ts';
 import { CHANGES_POSITION_KEY, eventsPositionKey, reportsPositionKey } from '../store/model.ts';
+import { hasEventRollups } from '../store/report-keys.ts';
 import { onStoreChange, signalStoreChange } from '../store/change-signal.ts';
 import { Store } from '../store/open.ts';
-import { EnvironmentModel, type EventConsumer, type SkipCounts } from './environment-model.ts';
+import { EnvironmentModel, usableItemType, type EventConsumer, type SkipCounts } from './environment-model.ts';
 import { EnvironmentReports } from './environment-reports.ts';
 import { ItemIndices } from './item-indices.ts';
 import { migrateConsumerRecords } from './consumer-records.ts';
@@ -153,15 +156,15 @@ for (const [environment, config] of Object.entries(data.environments)) {
   models.set(environment, reportsRole ? new EnvironmentReports(store, environment, config, fresh) : new EnvironmentModel(store, environment, config, fresh));
   written[environment] = positions[environment];
 }
-// Every item index up to the written position exists.
-if (!reportsRole) for (const environment of models.keys()) publishIndexed(environment, positions[environment]!);
 if (!reportsRole) {
-  // Reports written by a builder that kept them itself (before they had their own position)
-  // cover what its position covers; set before the reports thread starts (it waits for 'started').
+  // Every item index up to the written position exists.
+  for (const environment of models.keys()) publishIndexed(environment, positions[environment]!);
+  // Reports written by a builder that kept them itself (event rollups, no reports position) cover
+  // what its position covers; set before the reports thread starts (it waits for 'started').
   // Nothing is written otherwise: an absent position is 0, and a new store's is written by the
   // reports thread's first flush.
   const inherited = Object.keys(data.environments).filter(
-    (environment) => positions[environment]! > 0 && store.modelState.get(reportsPositionKey(environment)) === undefined && reportsKeptByModel(environment),
+    (environment) => positions[environment]! > 0 && store.modelState.get(reportsPositionKey(environment)) === undefined && hasEventRollups(store.modelState, environment),
   );
   if (inherited.length > 0) transactionSyncRetried(store.modelRoot, () => {
     for (const environment of inherited) store.modelState.put(reportsPositionKey(environment), positions[environment]!);
@@ -182,18 +185,6 @@ let applied = 0;
 let stopping = false;
 
 
-/**
- * Whether the event counters of an environment's reports were written with no reports position:
- * by a builder that kept them itself. (The request counters' rollups are this thread's, under
- * another writer.)
- */
-function reportsKeptByModel(environment: string): boolean {
-  for (const key of store.modelState.getKeys({ start: [environment, 'repr', 'd'], end: [environment, 'repr', 'e'] })) {
-    if ((key as unknown[])[4] === 'builder') return true;
-  }
-  return false;
-}
-
 /** Model thread: events up to `seq` have their item indices (kept monotonic across a restart from an older position). */
 function publishIndexed(environment: string, seq: number): void {
   const slot = environmentSlot.get(environment)!;
@@ -213,11 +204,8 @@ function readableEnd(environment: string): number {
   return reportsRole ? Number(Atomics.load(indexedUpTo, environmentSlot.get(environment)!)) : Infinity;
 }
 
-/** A chunk's events, reused from chunk to chunk (ingest). */
-const chunkTimes: number[] = [];
-const chunkEvents: TrackedEvent[] = [];
-const chunkTypes: Array<string | undefined> = [];
-const chunkIds: string[] = [];
+/** A chunk's events as parallel arrays (time, event, item type, item id), reused from chunk to chunk (ingest). */
+const chunk: [number[], TrackedEvent[], Array<string | undefined>, string[]] = [[], [], [], []];
 
 /** Whether the last step read a full chunk (more is waiting). */
 let behind = false;
@@ -234,7 +222,8 @@ function ingest(): number {
   }
   for (const [environment, model] of models) {
     // One chunk in parallel arrays (acceptance time, event, item type and id): no object per event.
-    const [times, events, types, ids] = [chunkTimes, chunkEvents, chunkTypes, chunkIds];
+    const [times, events, types, ids] = chunk;
+    const config = data.environments[environment]!;
     let n = 0;
     const after = positions[environment]!;
     const most = Math.min(data.chunkSize, readableEnd(environment) - after);
@@ -244,7 +233,7 @@ function ingest(): number {
         const e = batch[i]!;
         times[n] = t;
         events[n] = e;
-        types[n] = model.itemTypeOf(e, skipped);
+        types[n] = usableItemType(config, e, skipped);
         ids[n] = e.action_item as string;
       }
       positions[environment] = first + i - 1;
@@ -351,11 +340,8 @@ async function postStats(): Promise<void> {
   parentPort!.postMessage(stats);
 }
 
-/**
- * Resolves on the next store-change signal or after `ms`, whichever is first. Between signals the
- * thread sleeps: no timer fires more often than the flush and stats intervals.
- */
-let wakeUp: (() => void) | undefined;
+/** Ends the current pause (pause()) if what arrived should end it. */
+let interrupt: (() => void) | undefined;
 /**
  * A wake (a store commit, or a flush of ours becoming readable) stays set until the loop looks
  * again: one that arrives while the loop is busy (after it read the counters, before it went
@@ -365,42 +351,32 @@ let wakeUp: (() => void) | undefined;
 let signalled = false;
 function wake(): void {
   signalled = true;
-  wakeUp?.();
+  interrupt?.();
 }
 const stopListening = onStoreChange(wake);
 // 'stop' ends the loop at once, not when the idle wait would have.
 parentPort!.on('message', (message: 'stop' | RequestCounts) => {
-  if (message === 'stop') {
-    stopping = true;
-    stopWaiting?.();
-  }
+  if (message === 'stop') stopping = true;
   else if (message.type === 'requestCounts') requestCounts.add(message);
   wake();
 });
-/** Waits `ms` whatever wakes arrive (they stay set for the next step); a 'stop' ends it. */
-function idleAtLeast(ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    stopWaiting = done;
-    function done() {
-      clearTimeout(timer);
-      stopWaiting = undefined;
-      resolve();
-    }
-  });
-}
-let stopWaiting: (() => void) | undefined;
-
-function idle(ms: number): Promise<void> {
-  if (signalled || stopping) return Promise.resolve();
+/**
+ * Sleeps `ms`; a 'stop' ends it, and so does a store-change signal when `untilSignalled` (else
+ * the signal stays set for the next step). Between signals the thread sleeps: no timer fires
+ * more often than the flush and stats intervals.
+ */
+function pause(ms: number, untilSignalled: boolean): Promise<void> {
+  if (stopping || (untilSignalled && signalled)) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(done, ms);
     function done() {
       clearTimeout(timer);
-      wakeUp = undefined;
+      interrupt = undefined;
       resolve();
     }
-    wakeUp = done;
+    interrupt = () => {
+      if (stopping || untilSignalled) done();
+    };
   });
 }
 
@@ -455,7 +431,7 @@ while (!stopping) {
     // Caught up with what arrived (a part chunk): gather for a few ms before the next step. Woken by
     // every append (one wake per 5 ms), a steady ~9,000 events/s came in steps of ~45 events, each
     // with its own item-index commit and reads of the log's ends.
-    if (!behind && !stopping) await idleAtLeast(data.minStepMs);
+    if (!behind && !stopping) await pause(data.minStepMs, false);
     // More may be waiting: yield to the event loop (a 'stop' message) and go on at once
     // (setImmediate: a 0 ms timer waits a whole millisecond, ~0.2 s of a 1M-event replay's 200 chunks).
     else await yieldToLoop();
@@ -464,7 +440,7 @@ while (!stopping) {
   // Caught up: sleep until a commit signals, the pending flush is due, or stats are.
   const untilFlush = pending ? Math.max(0, dueAt - now) : Infinity;
   const untilStats = statsMoved() ? Math.max(0, lastStats + data.statsIntervalMs - now) : Infinity;
-  await idle(Math.min(untilFlush, untilStats, data.pollMs));
+  await pause(Math.min(untilFlush, untilStats, data.pollMs), true);
 }
 stopListening();
 flush(true, Infinity);

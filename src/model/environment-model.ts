@@ -45,7 +45,6 @@ export function usableItemType(config: EnvironmentConfig, e: TrackedEvent, skipp
 
 /** What the builder worker asks of one environment's state, whichever consumer of the log it is. */
 export interface EventConsumer {
-  itemTypeOf(e: TrackedEvent, skipped: SkipCounts): string | undefined;
   /** Applies one event accepted at `t` (Unix ms); `ix` is its action item's index (undefined when it has none usable). */
   apply(t: number, e: TrackedEvent, ix: number | undefined): void;
   /** When a flush is due without any event, Unix ms (Infinity: never). */
@@ -71,10 +70,6 @@ export class EnvironmentModel implements EventConsumer {
     this.#consumed = new ConsumedSets(this.#records);
     this.#cooccurrence = new CooccurrenceState(store, environment, config.model.maxNeighbours, fresh);
     this.#popularity = new PopularityState(store, environment);
-  }
-
-  itemTypeOf(e: TrackedEvent, skipped: SkipCounts): string | undefined {
-    return usableItemType(this.#config, e, skipped);
   }
 
   /** Applies one event accepted at `t` (Unix ms); `ix` is its action item's index (undefined when it has none usable). */

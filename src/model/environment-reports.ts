@@ -9,25 +9,15 @@
 import type { EnvironmentConfig } from '../config/types.ts';
 import type { TrackedEvent } from '../domain/event.ts';
 import type { Store } from '../store/open.ts';
-import { usableItemType, type EventConsumer, type SkipCounts } from './environment-model.ts';
+import type { EventConsumer } from './environment-model.ts';
 import { ReportState } from './reports.ts';
 
 export class EnvironmentReports implements EventConsumer {
-  readonly #config: EnvironmentConfig;
   readonly #reports: ReportState;
-  /** Skips counted here are dropped: the model builder counts and logs them. */
-  readonly #skipped: SkipCounts = new Map();
 
   /** `fresh`: nothing of this environment's reports was ever written (the position is 0). */
   constructor(store: Store, environment: string, config: EnvironmentConfig, fresh = false) {
-    this.#config = config;
     this.#reports = new ReportState(store, environment, config.model.attributionWindowSec, fresh);
-  }
-
-  /** The item type the clicked-items counters file a click under; skips are the model builder's to count. */
-  itemTypeOf(e: TrackedEvent, _skipped: SkipCounts): string | undefined {
-    if (this.#skipped.size > 100) this.#skipped.clear();
-    return usableItemType(this.#config, e, this.#skipped);
   }
 
   apply(t: number, e: TrackedEvent, ix: number | undefined): void {

@@ -2,8 +2,8 @@
  * @module store/report-keys
  * Keys of the reporting counters in the `model-state` database, and the UTC periods they are
  * filed under. Every key has exactly one writer, so its read-modify-write adds never race:
- * the model builder (events) or the main thread's request counter (requests, recommended
- * items, latency). The report routes only read them: a report is a range read over days, never
+ * the model builder's reports thread (events: model/environment-reports.ts) or the request
+ * counter (requests, recommended items, latency). The report routes only read them: a report is a range read over days, never
  * a scan of the event log.
  *
  * | key                                        | value    | writer   |
@@ -29,6 +29,14 @@
 import type { Database, Key } from 'lmdb';
 
 export const rollupKey = (env: string, granularity: 'd' | 'h', period: string, writer: 'builder' | 'requests') => [env, 'repr', granularity, period, writer];
+
+/** Whether an environment has day rollups of events (writer `builder`): its reports were ever written. */
+export function hasEventRollups(state: Database, env: string): boolean {
+  for (const key of state.getKeys({ start: [env, 'repr', 'd'], end: [env, 'repr', 'e'] })) {
+    if ((key as Key[])[4] === 'builder') return true;
+  }
+  return false;
+}
 export const unitKey = (env: string, day: string, userGroup: string, who: string) => [env, 'repu', day, userGroup, who];
 export const itemCountKey = (env: string, day: string, kind: 'clicked', ix: number) => [env, 'repi', day, kind, ix];
 /** Items per counts chunk: 1 KB of u32, stored within a leaf page. */

@@ -13,7 +13,7 @@
 // from its position: the same state again, where counting from the log's start would double them.
 import assert from 'node:assert/strict';
 import { cpSync, rmSync } from 'node:fs';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -88,6 +88,24 @@ async function dump(dataDir: string): Promise<Map<string, unknown>> {
   return out;
 }
 
+/** Every key and value of `expected` in `got`, and no other key. */
+function assertSameState(got: Map<string, unknown>, expected: Map<string, unknown>): void {
+  assert.deepEqual([...got.keys()].sort(), [...expected.keys()].sort());
+  for (const [key, value] of expected) assert.deepEqual(got.get(key), value, key);
+}
+
+/** Two temporary data directories, removed after the test: a log built to its end, and a copy of it. */
+async function builtAndCopy(t: TestContext, prefix: string): Promise<[written: string, copy: string]> {
+  const [written, copy] = [tempDir(prefix), tempDir(prefix)];
+  t.after(() => {
+    for (const dir of [written, copy]) rmSync(dir, { recursive: true, force: true });
+  });
+  await writeLog(written);
+  await build(written, []);
+  cpSync(written, copy, { recursive: true });
+  return [written, copy];
+}
+
 test('a builder stopped and restarted mid-log writes the same state as one that never stopped', { timeout: 400_000 }, async (t) => {
   const dirs = [tempDir('affinity-restart-'), tempDir('affinity-restart-'), tempDir('affinity-restart-')];
   t.after(() => {
@@ -110,21 +128,11 @@ test('a builder stopped and restarted mid-log writes the same state as one that 
   assert.ok([...expected.keys()].some((k) => k.includes('"nb"')), 'co-occurrence rows were written');
   assert.ok([...expected.keys()].some((k) => k.includes('"link"')), 'devices were linked');
   assert.ok([...expected.keys()].some((k) => k.includes('"repu"')), 'A/B units were written');
-  for (const dir of [restarted, other]) {
-    const got = await dump(dir);
-    assert.deepEqual([...got.keys()].sort(), [...expected.keys()].sort());
-    for (const [key, value] of expected) assert.deepEqual(got.get(key), value, key);
-  }
+  for (const dir of [restarted, other]) assertSameState(await dump(dir), expected);
 });
 
 test("a builder started on histories and consumed sets stored apart (before the consumer records) moves them into consumer records: the same state as a builder that wrote them", { timeout: 400_000 }, async (t) => {
-  const [written, legacy] = [tempDir('affinity-records-'), tempDir('affinity-records-')];
-  t.after(() => {
-    for (const dir of [written, legacy]) rmSync(dir, { recursive: true, force: true });
-  });
-  await writeLog(written);
-  await build(written, []);
-  cpSync(written, legacy, { recursive: true });
+  const [written, legacy] = await builtAndCopy(t, 'affinity-records-');
   // The former layout: each consumer record as a history record and a consumed-set record.
   const root = open({ path: modelStorePath(legacy), maxDbs: 4 });
   const model = root.openDB({ name: 'model', encoding: 'binary' });
@@ -148,18 +156,11 @@ test("a builder started on histories and consumed sets stored apart (before the 
   const expected = await dump(written);
   const got = await dump(legacy);
   assert.ok(![...got.keys()].some((k) => /"(hu|hd|cu|cd)"/.test(k)), 'no record of the former layout is left');
-  assert.deepEqual([...got.keys()].sort(), [...expected.keys()].sort());
-  for (const [key, value] of expected) assert.deepEqual(got.get(key), value, key);
+  assertSameState(got, expected);
 });
 
 test('a builder started on reports kept by the model thread (no reports position) continues them from its position: the same state as a builder whose reports had their own', { timeout: 400_000 }, async (t) => {
-  const [written, kept] = [tempDir('affinity-reports-'), tempDir('affinity-reports-')];
-  t.after(() => {
-    for (const dir of [written, kept]) rmSync(dir, { recursive: true, force: true });
-  });
-  await writeLog(written);
-  await build(written, []);
-  cpSync(written, kept, { recursive: true });
+  const [written, kept] = await builtAndCopy(t, 'affinity-reports-');
   // The former layout: the reports were written with the model's position, and had none.
   const root = open({ path: modelStorePath(kept), maxDbs: 4 });
   const state = root.openDB({ name: 'model-state' });
@@ -170,6 +171,5 @@ test('a builder started on reports kept by the model thread (no reports position
   const expected = await dump(written);
   const got = await dump(kept);
   assert.ok([...expected.keys()].some((k) => k.includes('"repr"')), 'report rollups were written');
-  assert.deepEqual([...got.keys()].sort(), [...expected.keys()].sort());
-  for (const [key, value] of expected) assert.deepEqual(got.get(key), value, key);
+  assertSameState(got, expected);
 });
