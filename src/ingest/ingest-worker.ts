@@ -6,6 +6,7 @@
  * now, nudges it when an upload arrives, and stops it before the store closes.
  */
 import { Worker } from 'node:worker_threads';
+import { exitedOrTerminated } from '../worker-exit.ts';
 import type { Logger } from 'pino';
 import type { Config } from '../config/types.ts';
 import { removeInterruptedUploads } from '../store/imports.ts';
@@ -118,12 +119,8 @@ export class IngestWorker {
   async close(timeoutMs = 15_000): Promise<void> {
     this.#stopping = true;
     this.#send('stop');
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs)));
-    if (await Promise.race([this.#exited.then(() => false), timedOut])) {
+    if (await exitedOrTerminated(this.#worker, this.#exited, timeoutMs)) {
       this.#log.warn({ timeoutMs }, 'ingest worker did not stop in time: terminated (imports resume from their last commit)');
-      await this.#worker.terminate();
     }
-    clearTimeout(timer);
   }
 }

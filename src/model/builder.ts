@@ -7,6 +7,7 @@
  * endpoint, logs newly skipped data, and stops both (each finishing its current chunk).
  */
 import { Worker } from 'node:worker_threads';
+import { exitedOrTerminated } from '../worker-exit.ts';
 import type { Logger } from 'pino';
 import type { Config, StoreConfig } from '../config/types.ts';
 import type { BuilderRows, BuilderStarted, BuilderStats, BuilderWorkerData } from './builder-worker.ts';
@@ -63,13 +64,7 @@ class BuilderThread {
   async close(timeoutMs: number): Promise<void> {
     this.#stopping = true;
     this.#worker.postMessage('stop');
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs)));
-    if (await Promise.race([this.#exited.then(() => false), timedOut])) {
-      this.#log.warn({ timeoutMs }, 'model builder did not stop in time: terminated');
-      await this.#worker.terminate();
-    }
-    clearTimeout(timer);
+    if (await exitedOrTerminated(this.#worker, this.#exited, timeoutMs)) this.#log.warn({ timeoutMs }, 'model builder did not stop in time: terminated');
   }
 }
 

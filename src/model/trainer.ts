@@ -17,6 +17,7 @@
  * Interval 0 means on demand only.
  */
 import { Worker } from 'node:worker_threads';
+import { exitedOrTerminated } from '../worker-exit.ts';
 import type { Logger } from 'pino';
 import type { Config, StoreConfig } from '../config/types.ts';
 import type { TrainedModelMeta } from '../store/trained-model.ts';
@@ -230,12 +231,6 @@ export class ModelTrainer {
     this.#stopping = true;
     for (const timer of this.#timers) clearTimeout(timer);
     this.#worker.postMessage({ type: 'stop' } satisfies TrainerRequest);
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs)));
-    if (await Promise.race([this.#exited.then(() => false), timedOut])) {
-      this.#log.warn({ timeoutMs }, 'model trainer did not stop in time: terminated');
-      await this.#worker.terminate();
-    }
-    clearTimeout(timer);
+    if (await exitedOrTerminated(this.#worker, this.#exited, timeoutMs)) this.#log.warn({ timeoutMs }, 'model trainer did not stop in time: terminated');
   }
 }
