@@ -52,6 +52,17 @@ export interface StartOptions {
   root?: string;
 }
 
+/**
+ * Servers still running when the test process exits (a failed test, or an `after` hook that threw
+ * and skipped the hooks after it, which would stop them). The runner's --test-force-exit ends the
+ * test process once its tests are done; this kills what it leaves, so nothing outlives the suite
+ * and keeps CI waiting.
+ */
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const proc of running) proc.kill('SIGKILL');
+});
+
 export function tempDir(prefix = 'affinity-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
@@ -85,9 +96,11 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  running.add(proc);
   const logs: string[] = [];
   const exited = new Promise<number | null>((resolve) =>
     proc.once('exit', (code, signal) => {
+      running.delete(proc);
       // A null code alone says nothing in a failed assertion; the logs it prints then do.
       if (signal) logs.push(`(the process was ended by ${signal})`);
       resolve(code);

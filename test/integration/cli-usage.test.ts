@@ -122,13 +122,14 @@ test('--data-dir and AFFINITY_DATA_DIR both reach the data of a running service'
 
 test('affinity serve --data-dir runs the service on that directory and stops on SIGTERM with exit 0', async (t) => {
   const dataDir = tempDir();
-  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AFFINITY_') && k !== 'PORT'));
   const proc = spawn(process.execPath, [BIN, 'serve', '--data-dir', dataDir], { cwd: ROOT, env: { ...env, PORT: '0', AFFINITY_HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   t.after(() => {
     if (proc.exitCode === null) proc.kill('SIGKILL');
   });
+  // After the kill above: hooks run in order, and a directory removed under a running service races it.
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
   const listening = await new Promise<{ port: number; dataDir: string }>((resolve, reject) => {
     createInterface({ input: proc.stdout! }).on('line', (line) => {
       if (line.includes('"msg":"listening"')) resolve(JSON.parse(line) as { port: number; dataDir: string });

@@ -35,7 +35,6 @@ test('the README opens with the two commands: install and start, and test', () =
 
 test('every shell example of the README tour runs against a service started with npm start', async (t) => {
   const dataDir = tempDir();
-  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AFFINITY_') && k !== 'PORT'));
   // Its own process group, so a failed test can stop npm and everything it started at once.
   const npm = spawn('npm', ['start'], { cwd: ROOT, env: { ...env, PORT: '0', AFFINITY_HOST: '127.0.0.1', AFFINITY_DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
@@ -48,6 +47,8 @@ test('every shell example of the README tour runs against a service started with
       // the group is gone: the stop below worked
     }
   });
+  // After the kill above: hooks run in order, and a directory removed under a running service races it.
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
   createInterface({ input: npm.stderr! }).on('line', (l) => logs.push(l));
   const port = await new Promise<number>((resolve, reject) => {
     createInterface({ input: npm.stdout! }).on('line', (line) => {

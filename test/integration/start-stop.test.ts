@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import { DEFAULT_CONFIG } from '../../src/config/defaults.ts';
 import { waitFor } from '../helpers/api.ts';
 import { getToken, runCli } from '../helpers/auth.ts';
-import { exitCodeWithin, SHUTDOWN_BOUND_MS, startServer, tempDir } from '../helpers/server.ts';
+import { exitCodeWithin, sharedDataDir, SHUTDOWN_BOUND_MS, startServer, tempDir } from '../helpers/server.ts';
 
 function pageVisit(id: string) {
   return { event_type: 'page_visit', event_id: id, page_type: 'home', device_id: `dev-${id}`, user_id: `user-${id}`, channel: 'www-desktop' };
@@ -129,10 +129,11 @@ test('the port opens before the ranking engines are built: events are taken at o
 });
 
 test('recommendation requests answered just before SIGTERM are in the reports after a restart (the builder writes them last)', async (t) => {
-  const dataDir = tempDir();
-  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
-  const first = await startServer({ dataDir });
-  t.after(() => first.close());
+  // Both servers stop before the directory goes (a hook that removed it first raced the running one).
+  const shared = sharedDataDir();
+  t.after(() => shared.close());
+  const { dataDir } = shared;
+  const first = shared.track(await startServer({ dataDir }));
   const token = await getToken(first);
   const ask = (server: typeof first, body: unknown) =>
     fetch(`${server.url}/api/demo/recommendations/requests`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -144,8 +145,7 @@ test('recommendation requests answered just before SIGTERM are in the reports af
   first.proc.kill('SIGTERM');
   assert.equal(await exitCodeWithin(first), 0, first.logs.join('\n'));
 
-  const second = await startServer({ dataDir });
-  t.after(() => second.close());
+  const second = shared.track(await startServer({ dataDir }));
   const res = await fetch(`${second.url}/api/demo/reports`, { headers: { Authorization: `Bearer ${token}` } });
   assert.equal(res.status, 200);
   const body = (await res.json()) as { rows: Array<{ dimension: string; value: string; metrics: { requests: number } }> };

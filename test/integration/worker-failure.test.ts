@@ -23,13 +23,14 @@ function installCopy(): string {
 
 test('a ranking worker that cannot start: failed to start with the cause, a graceful stop, exit 1, acknowledged events kept', async (t) => {
   const root = installCopy();
-  t.after(() => rmSync(root, { recursive: true, force: true }));
   writeFileSync(join(root, 'build', 'kernel.wasm'), 'not a WebAssembly module');
   const dataDir = tempDir();
-  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
   mkdirSync(dataDir, { recursive: true });
   const server = await startServer({ root, dataDir, waitFor: 'listening' });
+  // Hooks run in order: the server stops before its directories go.
   t.after(() => server.close());
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
 
   // Taken while the workers fail (or just before: the race is the point), or refused once the stop began.
   const event = { event_type: 'page_visit', event_id: 'early', page_type: 'home', device_id: 'd-early', user_id: 'u-early', channel: 'www' };
