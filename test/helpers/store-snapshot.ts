@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { open, type Database } from 'lmdb';
 import { lastEventSeq } from '../../src/store/event-log.ts';
-import { modelStorePath, storePath } from '../../src/store/open.ts';
+import { mainDatabaseOptions, modelStorePath, storePath } from '../../src/store/open.ts';
 
 const DATABASES = ['items', 'item-index', 'index-items', 'changes', 'clients', 'meta', 'event-ids', 'model-state', 'feeds', 'feed-state', 'imports', 'import-rejects'];
 /** Databases whose values are raw bytes (event batches, model arrays): dumped as hex. */
@@ -18,7 +18,8 @@ function openReadOnly(dataDir: string) {
   const main = open({ path: storePath(dataDir), maxDbs: 16, readOnly: true });
   const model = open({ path: modelStorePath(dataDir), maxDbs: 4, readOnly: true });
   return {
-    db: (name: string, encoding?: 'binary') => (MODEL_DATABASES.has(name) ? model : main).openDB({ name, ...(encoding ? { encoding } : {}) }) as Database,
+    // The main environment's as the service opens them (shared msgpack structures: store/open.ts).
+    db: (name: string, encoding?: 'binary') => (MODEL_DATABASES.has(name) ? model.openDB({ name, ...(encoding ? { encoding } : {}) }) : main.openDB(mainDatabaseOptions(name))) as Database,
     close: () => Promise.all([main.close(), model.close()]),
   };
 }
@@ -112,7 +113,7 @@ export async function snapshotStore(dataDir: string): Promise<string> {
 export async function readChanges(dataDir: string): Promise<Array<Record<string, unknown>>> {
   const root = open({ path: storePath(dataDir), maxDbs: 16, readOnly: true });
   try {
-    return [...root.openDB({ name: 'changes' }).getRange()].map(({ value }) => value as Record<string, unknown>);
+    return [...root.openDB(mainDatabaseOptions('changes')).getRange({ start: 0 })].map(({ value }) => value as Record<string, unknown>);
   } finally {
     await root.close();
   }
