@@ -52,7 +52,7 @@ function batchOf(next: () => number, n: number): Array<Record<string, unknown> &
 export async function replayThroughBuilder(
   events: number,
   keepDataDir?: string,
-): Promise<{ loadSec: number; replaySec: number; cpuUsPerEvent: number; builderUsPerEvent: number; reportsUsPerEvent: number; threads: Record<string, number>; flushes: number; flushMaxMs: number }> {
+): Promise<{ loadSec: number; replaySec: number; modelDoneSec: number; reportsDoneSec: number; cpuUsPerEvent: number; builderUsPerEvent: number; reportsUsPerEvent: number; threads: Record<string, number>; flushes: number; flushMaxMs: number }> {
   const dataDir = keepDataDir ?? tempDir('affinity-replay-');
   const storeConfig = { ...DEFAULT_CONFIG.store, dataDir };
   try {
@@ -80,9 +80,13 @@ export async function replayThroughBuilder(
     let [shownAt, shownPosition] = [start, 0];
     // Both consumers written to the end: the model and the report counters (their own thread).
     const written = () => Math.min(builder.stats?.positions.demo ?? 0, builder.reportsStats?.positions.demo ?? 0);
+    // When each consumer had written the last event (which one is the replay's tail).
+    let [modelDoneSec, reportsDoneSec] = [NaN, NaN];
     while (written() < events) {
       await sleep(20);
       const now = performance.now();
+      if (Number.isNaN(modelDoneSec) && (builder.stats?.positions.demo ?? 0) >= events) modelDoneSec = (now - start) / 1000;
+      if (Number.isNaN(reportsDoneSec) && (builder.reportsStats?.positions.demo ?? 0) >= events) reportsDoneSec = (now - start) / 1000;
       if (process.env.REPLAY_PROGRESS === '1' && now - shownAt >= 10_000) {
         const position = written();
         console.error(`replay: ${position} events written after ${((now - start) / 1000).toFixed(0)} s, ${Math.round(((position - shownPosition) * 1000) / (now - shownAt))} events/s`);
@@ -90,6 +94,8 @@ export async function replayThroughBuilder(
       }
     }
     const replaySec = (performance.now() - start) / 1000;
+    if (Number.isNaN(modelDoneSec)) modelDoneSec = replaySec;
+    if (Number.isNaN(reportsDoneSec)) reportsDoneSec = replaySec;
     const perEvent = cpuPerRequest(cpuStart, threadTicks(process.pid), events);
     const flushes = builder.stats?.flush;
     await builder.close();
@@ -98,6 +104,8 @@ export async function replayThroughBuilder(
     return {
       loadSec,
       replaySec,
+      modelDoneSec,
+      reportsDoneSec,
       cpuUsPerEvent: rounded(perEvent.all),
       builderUsPerEvent: rounded(perEvent['aff-builder']),
       reportsUsPerEvent: rounded(perEvent['aff-reports']),

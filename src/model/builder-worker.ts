@@ -209,6 +209,8 @@ const chunk: [number[], TrackedEvent[], Array<string | undefined>, string[]] = [
 
 /** Whether the last step read a full chunk (more is waiting). */
 let behind = false;
+/** Whether a step read a full chunk since the last flush: reaching the log's end then ends a catch-up. */
+let behindSinceFlush = false;
 
 /** Applies one chunk of what is new; returns how many records it consumed. */
 function ingest(): number {
@@ -253,6 +255,7 @@ function ingest(): number {
     newestApplied[environment] = Math.max(newestApplied[environment] ?? 0, times[n - 1]!);
     consumed += n;
   }
+  if (behind) behindSinceFlush = true;
   return consumed;
 }
 
@@ -272,6 +275,23 @@ let lastFlushCpuMs = 0;
 let flushCpuMs = 0;
 function catchUpFlushDelay(): number {
   return Math.min(data.catchUpFlushMs, Math.max(data.flushMs, lastFlushCpuMs / CATCH_UP_FLUSH_SHARE));
+}
+
+/** Events between this thread's positions and the log's end. */
+function eventsLeft(): number {
+  let left = 0;
+  for (const environment of models.keys()) left += Math.max(0, eventLog.endOf(environment) - positions[environment]!);
+  return left;
+}
+
+/**
+ * When the events applied flush: at the catch-up pace while behind; at once on the step that
+ * reaches the log's end after a catch-up (the report counters, at their 1 s pace, wrote a
+ * 1,000,000-event replay's end up to a second after they had read it); else at flushMs.
+ */
+function eventsFlushDueAt(): number {
+  if (behind) return lastFlush + catchUpFlushDelay();
+  return behindSinceFlush && eventsLeft() === 0 ? 0 : lastFlush + data.flushMs;
 }
 
 /**
@@ -330,6 +350,7 @@ function flush(withLayout: boolean, countChunks?: number): void {
   histograms.flush.record(performance.now() - startedAt);
   lastFlushCpuMs = cpuMs() - cpuAtStart;
   flushCpuMs += lastFlushCpuMs;
+  behindSinceFlush = false;
 }
 
 async function postStats(): Promise<void> {
@@ -411,7 +432,7 @@ while (!stopping) {
   let modelsDueAt = Infinity;
   for (const model of models.values()) modelsDueAt = Math.min(modelsDueAt, model.flushDueAt);
   const pending = pendingEvents || pendingChanges || modelsDueAt !== Infinity || requestCounts.pending;
-  const eventsDueAt = pendingEvents ? lastFlush + (behind ? catchUpFlushDelay() : data.flushMs) : modelsDueAt;
+  const eventsDueAt = pendingEvents ? eventsFlushDueAt() : modelsDueAt;
   const changesDueAt = !pendingChanges ? Infinity : layout!.pending >= data.layoutFlushItems ? now : lastLayoutFlush + (behind ? Math.max(data.layoutFlushMs, catchUpFlushDelay()) : data.layoutFlushMs);
   // Request counts ride on the flushes' pace: while behind, a flush of its own would rewrite every row the events touched.
   const countsDueAt = requestCounts.pending ? lastFlush + (behind ? catchUpFlushDelay() : data.flushMs) : Infinity;
