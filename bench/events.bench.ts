@@ -258,7 +258,8 @@ const replay = await replayThroughBuilder(replayEvents, replayDir);
 const REPLAY_TARGET_SEC = (5 * replayEvents) / 1_000_000;
 console.log(
   `builder replay of ${replayEvents} events: ${replay.replaySec.toFixed(1)} s (target ≤ ${REPLAY_TARGET_SEC} s: ${replay.replaySec <= REPLAY_TARGET_SEC ? 'pass' : 'missed'}), ` +
-    `${replay.cpuUsPerEvent} µs CPU per event (builder thread ${replay.builderUsPerEvent}), unpinned`,
+    `${replay.cpuUsPerEvent} µs CPU per event (builder thread ${replay.builderUsPerEvent}, reports thread ${replay.reportsUsPerEvent}), unpinned; ` +
+    `the model had written the last event at ${replay.modelDoneSec.toFixed(1)} s, the report counters at ${replay.reportsDoneSec.toFixed(1)} s`,
 );
 
 /** Posts `body` as a recommendation request until it is answered 200 (the service has just started). */
