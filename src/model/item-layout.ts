@@ -1,29 +1,30 @@
 /**
  * @module model/item-layout
- * Follows the catalog change feed into dense per-item arrays (flags, type, publication and end
- * times by item index) that the ranking kernel filters on without reading item records, and into
- * each changed item's content vector and item view entry (what a ranking worker's catalog view
- * holds of it: store/item-view.ts). Kept in memory per environment, written when dirty at each
- * flush (vectors and entries by chunk, only the chunks of changed items: a whole-array rewrite
- * would cost megabytes per flush). At the builder's start it also makes what an earlier version
+ * Follows the catalog change feed into a dense per-item flags array (in catalog, enabled: what
+ * the reports' coverage counts), and into each changed item's content vector and item view entry
+ * (what a ranking worker's catalog view holds of it: store/item-view.ts). Kept in memory per
+ * environment, written when dirty at each flush (vectors and entries by chunk, only the chunks of
+ * changed items: a whole-array rewrite would cost megabytes per flush). The type, publication and
+ * end arrays written beside the flags until the seventeenth session were read by nothing but
+ * tests (the ranking workers take them from the item view records); whole 4 MB arrays at
+ * 1,000,000 items, copied and rewritten at every layout flush of a file drop's catch-up, they are
+ * gone, and a store's old records of them are removed by the next layout write. At the builder's start it also makes what an earlier version
  * did not write (migrateVectors, makeItemView).
  */
 import type { Config } from '../config/types.ts';
 import type { StoredItem } from '../domain/item.ts';
 import type { CatalogChange } from '../store/catalog.ts';
 import { itemIndexCount } from '../store/item-index.ts';
-import { contentVector } from '../recommend/content-vector.ts';
+import { writeContentVector } from '../recommend/content-vector.ts';
 import { VECTOR_DIM } from '../recommend/reference-ranker.ts';
 import {
   ITEM_ENABLED,
   ITEM_IN_CATALOG,
-  UNKNOWN_TYPE,
   VECTOR_CHUNK_ITEMS,
   bytesOf,
   contentVectorChunkKey,
   contentVectorKey,
   copyF32,
-  copyU32,
   copyU8,
   itemLayoutKey,
 } from '../store/model.ts';
@@ -51,17 +52,49 @@ const MIGRATE_ITEMS = 65_536;
 
 interface Layout {
   flags: Uint8Array;
-  type: Uint8Array;
-  published: Uint32Array;
-  ends: Uint32Array;
 }
 
-function grow<T extends Uint8Array | Uint32Array>(array: T, length: number, make: (n: number) => T): T {
+function grow(array: Uint8Array, length: number): Uint8Array {
   if (array.length >= length) return array;
-  const out = make(Math.max(length, array.length * 2, 1024));
+  const out = new Uint8Array(Math.max(length, array.length * 2, 1024));
   out.set(array);
   return out;
 }
+
+/** A pending vector's slot when the item has none to write (deleted). */
+const NO_VECTOR = -1;
+
+/**
+ * Changed items' content vectors until the flush writes them: one slot of VECTOR_DIM floats per
+ * item in one growing arena (a Float32Array per item was most of the builder's garbage in a
+ * 1,000,000-row file drop), by ix; a later change of the same item reuses its slot.
+ */
+class PendingVectors {
+  /** By ix: its slot in the arena, or NO_VECTOR. */
+  readonly slots = new Map<number, number>();
+  arena = new Float32Array(64 * VECTOR_DIM);
+  #used = 0;
+
+  /** The slot ix writes its vector to. */
+  slotOf(ix: number): number {
+    const slot = this.slots.get(ix);
+    if (slot !== undefined && slot !== NO_VECTOR) return slot;
+    if ((this.#used + 1) * VECTOR_DIM > this.arena.length) {
+      const grown = new Float32Array(this.arena.length * 2);
+      grown.set(this.arena);
+      this.arena = grown;
+    }
+    this.slots.set(ix, this.#used);
+    return this.#used++;
+  }
+
+  remove(ix: number): void {
+    this.slots.set(ix, NO_VECTOR);
+  }
+}
+
+/** Arrays an earlier version wrote beside the flags and nothing reads (removed by every layout write). */
+const VESTIGE_ARRAYS = ['type', 'published', 'ends'] as const;
 
 
 export class ItemLayoutState {
@@ -69,8 +102,8 @@ export class ItemLayoutState {
   readonly #environments: Config['environments'];
   readonly #layouts = new Map<string, Layout>();
   readonly #dirty = new Set<string>();
-  /** Content vectors to write (null: delete), by environment and ix. */
-  readonly #vectors = new Map<string, Map<number, Float32Array | null>>();
+  /** Content vectors to write, by environment and ix (PendingVectors). */
+  readonly #vectors = new Map<string, PendingVectors>();
   /** Item view entries to write (null: none), by environment and ix (store/item-view.ts). */
   readonly #entries = new Map<string, Map<number, ItemViewEntry | null>>();
   readonly #infoFields = new Map<string, string[]>();
@@ -85,12 +118,7 @@ export class ItemLayoutState {
     let layout = this.#layouts.get(environment);
     if (!layout) {
       const m = this.#store.model;
-      layout = {
-        flags: copyU8(m.get(itemLayoutKey(environment, 'flags'))),
-        type: copyU8(m.get(itemLayoutKey(environment, 'type'))),
-        published: copyU32(m.get(itemLayoutKey(environment, 'published'))),
-        ends: copyU32(m.get(itemLayoutKey(environment, 'ends'))),
-      };
+      layout = { flags: copyU8(m.get(itemLayoutKey(environment, 'flags'))) };
       this.#layouts.set(environment, layout);
     }
     return layout;
@@ -116,65 +144,56 @@ export class ItemLayoutState {
         indexCounts.set(change.environment, count);
       }
       const length = Math.max(change.ix + 1, count);
-      layout.flags = grow(layout.flags, length, (n) => new Uint8Array(n));
-      layout.type = grow(layout.type, length, (n) => new Uint8Array(n).fill(UNKNOWN_TYPE));
-      layout.published = grow(layout.published, length, (n) => new Uint32Array(n));
-      layout.ends = grow(layout.ends, length, (n) => new Uint32Array(n));
+      layout.flags = grow(layout.flags, length);
       this.#dirty.add(change.environment);
       // The item as it is now: any later change in the feed will be applied after this one.
       const stored = this.#store.items.get([change.environment, change.itemType, change.itemId]) as StoredItem | undefined;
       const ix = change.ix;
       let vectors = this.#vectors.get(change.environment);
-      if (!vectors) this.#vectors.set(change.environment, (vectors = new Map()));
+      if (!vectors) this.#vectors.set(change.environment, (vectors = new PendingVectors()));
       let entries = this.#entries.get(change.environment);
       if (!entries) this.#entries.set(change.environment, (entries = new Map()));
       if (!stored) {
         layout.flags[ix] = 0;
-        vectors.set(ix, null);
+        vectors.remove(ix);
         entries.set(ix, null);
         continue;
       }
       const entry = itemViewEntry(stored, env, this.#infoFields.get(change.environment)!);
       entries.set(ix, entry);
-      if (change.op === 'create' || change.op === 'update') vectors.set(ix, contentVector(stored.item));
-      const typeIx = env.itemTypes.indexOf(entry.type);
+      if (change.op === 'create' || change.op === 'update') writeContentVector(stored.item, vectors.arena, vectors.slotOf(ix) * VECTOR_DIM);
       layout.flags[ix] = ITEM_IN_CATALOG | (entry.enabled ? ITEM_ENABLED : 0);
-      layout.type[ix] = typeIx < 0 ? UNKNOWN_TYPE : typeIx;
-      layout.published[ix] = entry.published;
-      layout.ends[ix] = entry.ends;
     }
   }
 
   prepareFlush(): () => void {
-    const writes: Array<[string, Layout]> = [];
-    for (const environment of this.#dirty) {
-      const l = this.#layouts.get(environment)!;
-      writes.push([environment, { flags: l.flags.slice(), type: l.type.slice(), published: l.published.slice(), ends: l.ends.slice() }]);
-    }
+    const writes: Array<[string, Uint8Array]> = [];
+    for (const environment of this.#dirty) writes.push([environment, this.#layouts.get(environment)!.flags.slice()]);
     this.#dirty.clear();
-    const vectorWrites = [...this.#vectors].map(([environment, vectors]) => [environment, [...vectors]] as const);
+    // The arenas are handed over whole: the next changes get new ones.
+    const vectorWrites = [...this.#vectors];
     this.#vectors.clear();
     const entryWrites = [...this.#entries].map(([environment, entries]) => [environment, [...entries]] as const);
     this.#entries.clear();
     return () => {
       for (const [environment, vectors] of vectorWrites) this.#writeVectors(environment, vectors);
       for (const [environment, entries] of entryWrites) this.#writeEntries(environment, entries);
-      for (const [environment, l] of writes) {
-        this.#store.model.put(itemLayoutKey(environment, 'flags'), bytesOf(l.flags));
-        this.#store.model.put(itemLayoutKey(environment, 'type'), bytesOf(l.type));
-        this.#store.model.put(itemLayoutKey(environment, 'published'), bytesOf(l.published));
-        this.#store.model.put(itemLayoutKey(environment, 'ends'), bytesOf(l.ends));
+      for (const [environment, flags] of writes) {
+        this.#store.model.put(itemLayoutKey(environment, 'flags'), bytesOf(flags));
+        // A lookup each once gone: cheaper than remembering, and right after a retried transaction.
+        for (const name of VESTIGE_ARRAYS) this.#store.model.remove(itemLayoutKey(environment, name));
       }
     };
   }
 
   /** Patches the chunks of the changed vectors (read inside the write transaction, so current). */
-  #writeVectors(environment: string, vectors: ReadonlyArray<readonly [number, Float32Array | null]>): void {
+  #writeVectors(environment: string, vectors: PendingVectors): void {
     const chunks = new PatchedChunks(VECTOR_CHUNK_ITEMS, (c) => readVectorChunk(this.#store, environment, c));
-    for (const [ix, vector] of vectors) {
+    for (const [ix, slot] of vectors.slots) {
       const at = (ix % VECTOR_CHUNK_ITEMS) * VECTOR_DIM;
-      if (vector) chunks.of(ix).set(vector, at);
-      else chunks.of(ix).fill(0, at, at + VECTOR_DIM);
+      // Zeros in the chunk: no vector (a deleted item, or one without content features).
+      if (slot === NO_VECTOR) chunks.of(ix).fill(0, at, at + VECTOR_DIM);
+      else chunks.of(ix).set(vectors.arena.subarray(slot * VECTOR_DIM, (slot + 1) * VECTOR_DIM), at);
     }
     for (const [c, chunk] of chunks.read) writeVectorChunk(this.#store, environment, c, chunk);
   }
@@ -285,8 +304,7 @@ export class ItemLayoutState {
           if (!(flags[ix]! & ITEM_IN_CATALOG) || saved.has(ix)) continue;
           const id = this.#store.indexItems.get([environment, ix]);
           const stored = id && (this.#store.items.get([environment, id[0], id[1]]) as StoredItem | undefined);
-          const vector = stored ? contentVector(stored.item) : null;
-          if (vector) chunks.of(ix).set(vector, (ix % VECTOR_CHUNK_ITEMS) * VECTOR_DIM);
+          if (stored) writeContentVector(stored.item, chunks.of(ix), (ix % VECTOR_CHUNK_ITEMS) * VECTOR_DIM);
         }
         transactionSyncRetried(this.#store.modelRoot, () => {
           for (const [c, chunk] of chunks.read) writeVectorChunk(this.#store, environment, c, chunk);

@@ -14,9 +14,6 @@
  * | [env, 'pop', hour, chunk]         | the same for one UTC hour (hour = unix sec / 3600)          |
  * | [env, 'top', 'popular' / 'trending'] | Ranked list: u32 n, n × u32 ix, n × f32 score (model/top-items.ts) |
  * | [env, 'item', 'flags']            | u8 per ix: bit 0 in catalog, bit 1 enabled                 |
- * | [env, 'item', 'type']             | u8 per ix: position of its item type in the environment's list (255 unknown) |
- * | [env, 'item', 'published']        | u32 per ix: publication time, unix sec (0 unknown)         |
- * | [env, 'item', 'ends']             | u32 per ix: end_datetime, unix sec (0 none)                |
  * | [env, 'cvc', chunk]               | Content vectors of ix chunk × VECTOR_CHUNK_ITEMS on: f32 × VECTOR_DIM each (recommend/content-vector.ts), zeros = none; absent = not saved |
  * | [env, 'cv', ix]                   | One content vector, as written before the chunks (read at start, moved into chunks by the builder) |
  */
@@ -75,6 +72,7 @@ export const VECTOR_CHUNK_ITEMS = 8;
 export const contentVectorChunkKey = (env: string, chunk: number) => [env, 'cvc', chunk];
 /** One item's vector as written before the chunks (migrated by the builder at start). */
 export const contentVectorKey = (env: string, ix: number) => [env, 'cv', ix];
+/** 'type', 'published' and 'ends': arrays earlier versions wrote beside the flags, removed by the builder (model/item-layout.ts). */
 export const itemLayoutKey = (env: string, layout: 'flags' | 'type' | 'published' | 'ends') => [env, 'item', layout];
 
 /** A typed array over a copy of `bytes` (LMDB buffers are neither aligned nor stable). */

@@ -5,8 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { modelStorePath, storePath } from '../../src/store/open.ts';
 import type { Rollup } from '../../src/store/report-keys.ts';
+import { decodeChunk, ITEM_VIEW_CHUNK_ITEMS, itemViewChunkKey, type ItemViewEntry } from '../../src/store/item-view.ts';
 import {
-  copyU32,
   copyU8,
   decodeConsumerRecord,
   decodeNeighbours,
@@ -81,16 +81,14 @@ export class ModelReader {
     return copyU8(this.#model.get(itemLayoutKey(this.#env, 'flags')));
   }
 
-  types(): Uint8Array {
-    return copyU8(this.#model.get(itemLayoutKey(this.#env, 'type')));
+  /** Whether the builder's store still holds an array of an earlier layout (model/item-layout.ts). */
+  hasLayoutArray(name: 'type' | 'published' | 'ends'): boolean {
+    return this.#model.get(itemLayoutKey(this.#env, name)) !== undefined;
   }
 
-  published(): Uint32Array {
-    return copyU32(this.#model.get(itemLayoutKey(this.#env, 'published')));
-  }
-
-  ends(): Uint32Array {
-    return copyU32(this.#model.get(itemLayoutKey(this.#env, 'ends')));
+  /** The item view entry of ix, as the ranking workers read it (store/item-view.ts); null when none. */
+  itemView(ix: number): ItemViewEntry | null {
+    return decodeChunk(this.#state.get(itemViewChunkKey(this.#env, Math.floor(ix / ITEM_VIEW_CHUNK_ITEMS))))[ix % ITEM_VIEW_CHUNK_ITEMS] ?? null;
   }
 
   /** The dense index of an item, if it has one. */

@@ -436,13 +436,16 @@ describe('model builder', { concurrency: true }, () => {
         const flags = m.flags();
         return ixs.every((i) => i !== undefined && flags[i] === IN_CATALOG_AND_ENABLED) ? (ixs as [number, number]) : undefined;
       });
+      // Type, publication and end as the ranking workers read them: the item view records.
+      await waitForModel(s.server.dataDir, 'demo', (m) => (m.itemView(a) && m.itemView(v) ? true : undefined));
       await readModel(s.server.dataDir, 'demo', (m) => {
-        assert.equal(m.types()[a], 0, "'article' is the first item type of demo");
-        assert.equal(m.types()[v], 1, "'video' is the second item type of demo");
-        assert.equal(m.published()[a], Date.parse('2024-05-01T08:00:00Z') / 1000);
-        assert.equal(m.ends()[a], Date.parse('2030-01-01T00:00:00Z') / 1000);
-        assert.equal(m.published()[v], Date.parse('2024-06-01T00:00:00Z') / 1000);
-        assert.equal(m.ends()[v], 0, 'no end_datetime is 0');
+        assert.equal(m.itemView(a)!.type, 'article');
+        assert.equal(m.itemView(v)!.type, 'video');
+        assert.equal(m.itemView(a)!.published, Date.parse('2024-05-01T08:00:00Z') / 1000);
+        assert.equal(m.itemView(a)!.ends, Date.parse('2030-01-01T00:00:00Z') / 1000);
+        assert.equal(m.itemView(v)!.published, Date.parse('2024-06-01T00:00:00Z') / 1000);
+        assert.equal(m.itemView(v)!.ends, 0, 'no end_datetime is 0');
+        for (const name of ['type', 'published', 'ends'] as const) assert.equal(m.hasLayoutArray(name), false, `no '${name}' array: nothing reads one`);
       });
 
       await post('article/l-1/disable');
@@ -482,7 +485,7 @@ describe('model builder', { concurrency: true }, () => {
       await waitForModel(s.server.dataDir, 'demo', (m) => (m.flags()[early] === IN_CATALOG_AND_ENABLED ? true : undefined));
       await readModel(s.server.dataDir, 'demo', (m) => {
         assert.equal(m.itemIndex('product', 'l-3'), early);
-        assert.equal(m.types()[early], 2, "'product' is the third item type of demo");
+        assert.equal(m.itemView(early)?.type, 'product');
         assert.equal(countAt(m.popularity('all'), early), WEIGHTS.detail_pageview, 'its popularity stays at its index');
       });
     });

@@ -11,7 +11,7 @@ import { contentVector } from '../../../src/recommend/content-vector.ts';
 import { VECTOR_DIM } from '../../../src/recommend/reference-ranker.ts';
 import { Catalog } from '../../../src/store/catalog.ts';
 import { ITEM_VIEW_CHUNK_ITEMS, itemViewChunkKey, itemViewFingerprint, itemViewFingerprintKey, itemViewProgressKey, type StoredChunk } from '../../../src/store/item-view.ts';
-import { VECTOR_CHUNK_ITEMS, contentVectorChunkKey, contentVectorKey } from '../../../src/store/model.ts';
+import { ITEM_ENABLED, ITEM_IN_CATALOG, VECTOR_CHUNK_ITEMS, contentVectorChunkKey, contentVectorKey, itemLayoutKey } from '../../../src/store/model.ts';
 import type { Store } from '../../../src/store/open.ts';
 import { withModelStore } from '../../helpers/model-store.ts';
 
@@ -157,5 +157,17 @@ test('making the item view records goes on from where a stopped start got, and s
     assert.deepEqual(after, [[whole[0]![0], marked], ...whole.slice(1)]);
     assert.equal(store.modelState.get(itemViewFingerprintKey('demo')), fingerprint);
     assert.equal(store.modelState.get(itemViewProgressKey('demo')), undefined);
+  });
+});
+
+test('the flags array is written; the type, publication and end arrays an earlier version wrote beside it are removed by the next layout write', async () => {
+  await withModelStore(async (store) => {
+    const environments = { demo: ENVIRONMENT_DEFAULTS };
+    const catalog = await putItems(store, 3);
+    // As an earlier version left them: nothing reads these (the ranking workers read item view records).
+    for (const name of ['type', 'published', 'ends'] as const) await store.model.put(itemLayoutKey('demo', name), Buffer.alloc(12));
+    applyAndFlush(store, new ItemLayoutState(store, environments), catalog, 0);
+    assert.deepEqual([...store.model.get(itemLayoutKey('demo', 'flags'))!.subarray(0, 3)], [ITEM_IN_CATALOG | ITEM_ENABLED, ITEM_IN_CATALOG | ITEM_ENABLED, ITEM_IN_CATALOG | ITEM_ENABLED]);
+    for (const name of ['type', 'published', 'ends'] as const) assert.equal(store.model.get(itemLayoutKey('demo', name)), undefined, name);
   });
 });
