@@ -33,7 +33,7 @@ import {
   itemViewFingerprintKey,
 } from '../store/item-view.ts';
 import type { ListFilters } from '../config/types.ts';
-import { contentVector } from './content-vector.ts';
+import { writeContentVector } from './content-vector.ts';
 import { ItemIds } from './item-ids.ts';
 import { ItemTexts } from './item-texts.ts';
 import { ItemKeys } from './item-keys.ts';
@@ -142,6 +142,8 @@ export class CatalogView {
 
   /** Which ix got the builder's saved content vector at the scan (1), cleared after it. */
   #saved: Uint8Array = new Uint8Array(0);
+  /** An item's content vector, computed here and copied by the ranker (no array per item). */
+  readonly #vectorScratch = new Float32Array(VECTOR_DIM);
 
   /**
    * The builder's content vectors, into the ranker in ix (key) order, a chunk of
@@ -356,7 +358,8 @@ export class CatalogView {
     let vector: Float32Array | null | undefined;
     if (!stateOnly) {
       this.#index(ix, entry.keys);
-      if (!(this.#building && this.#saved[ix] === 1)) vector = contentVector(item);
+      // Into reused memory: the ranker keeps its own (quantized) copy.
+      if (!(this.#building && this.#saved[ix] === 1)) vector = writeContentVector(item, this.#vectorScratch) ? this.#vectorScratch : null;
     }
     this.#push(ix, vector);
     if (!this.#building && (wasLatest || !stateOnly)) this.#insertLatest(ix);

@@ -35,14 +35,15 @@ const CATEGORY_HASH_START = fnv1a('c:');
 const TAG_HASH_START = fnv1a('t:');
 const SLASH = 0x2f;
 
-function addHashed(vector: Float32Array, h: number, weight: number): void {
+/** Adds a hashed feature to the vector at `out[at]` to `out[at + VECTOR_DIM - 1]`. */
+function addHashed(out: Float32Array, at: number, h: number, weight: number): void {
   // The top bit picks the sign so that colliding features cancel out on average.
-  const d = h % VECTOR_DIM;
-  vector[d] = vector[d]! + (h & 0x80000000 ? -weight : weight);
+  const d = at + (h % VECTOR_DIM);
+  out[d] = out[d]! + (h & 0x80000000 ? -weight : weight);
 }
 
-function addFeature(vector: Float32Array, feature: string, weight: number): void {
-  addHashed(vector, fnv1a(feature), weight);
+function addFeature(out: Float32Array, at: number, feature: string, weight: number): void {
+  addHashed(out, at, fnv1a(feature), weight);
 }
 
 /**
@@ -51,7 +52,7 @@ function addFeature(vector: Float32Array, feature: string, weight: number): void
  * the regex, a string per word and a template string per feature cost more than the rest of a
  * PUT (catalog writes run this in the builder and in every ranking worker).
  */
-function addWords(vector: Float32Array, text: string | undefined, weight: number, maxWords: number): void {
+function addWords(out: Float32Array, at: number, text: string | undefined, weight: number, maxWords: number): void {
   if (!text) return;
   const lower = text.toLowerCase();
   const end = lower.length;
@@ -73,7 +74,7 @@ function addWords(vector: Float32Array, text: string | undefined, weight: number
       continue;
     }
     if (points >= 3) {
-      addHashed(vector, h >>> 0, weight);
+      addHashed(out, at, h >>> 0, weight);
       if (++n >= maxWords) return;
     }
     h = WORD_HASH_START;
@@ -102,34 +103,45 @@ function continueAsciiLower(h: number, text: string): number | undefined {
  * path is scanned; the strings (three per level) were half of a vector's cost, which every
  * catalog change pays in the builder and in every ranking worker.
  */
-function addCategoryPath(vector: Float32Array, path: readonly string[]): void {
+function addCategoryPath(out: Float32Array, at: number, path: readonly string[]): void {
   let h: number | undefined = CATEGORY_HASH_START;
   for (let d = 1; d <= path.length; d++) {
     if (d > 1) h = Math.imul(h ^ SLASH, 0x01000193);
     h = continueAsciiLower(h, path[d - 1]!);
     if (h === undefined) {
-      for (let k = d; k <= path.length; k++) addFeature(vector, `c:${path.slice(0, k).join('/').toLowerCase()}`, CATEGORY_WEIGHT / k ** 0.5);
+      for (let k = d; k <= path.length; k++) addFeature(out, at, `c:${path.slice(0, k).join('/').toLowerCase()}`, CATEGORY_WEIGHT / k ** 0.5);
       return;
     }
-    addHashed(vector, h >>> 0, CATEGORY_WEIGHT / d ** 0.5);
+    addHashed(out, at, h >>> 0, CATEGORY_WEIGHT / d ** 0.5);
   }
 }
 
-/** The item's content vector, or null when it has no content features (an all-zero row). */
-export function contentVector(item: Item): Float32Array | null {
-  const vector = new Float32Array(VECTOR_DIM);
-  for (const path of item.categories ?? []) addCategoryPath(vector, path);
+/**
+ * Writes the item's content vector to `out[offset]` to `out[offset + VECTOR_DIM - 1]`; false (and
+ * zeros there) when it has no content features. Into the caller's memory: a Float32Array per
+ * item (its backing store outside the V8 heap) was most of the builder's garbage in a
+ * 1,000,000-row file drop, where the builder keeps each changed item's vector until its flush.
+ */
+export function writeContentVector(item: Item, out: Float32Array, offset = 0): boolean {
+  out.fill(0, offset, offset + VECTOR_DIM);
+  for (const path of item.categories ?? []) addCategoryPath(out, offset, path);
   for (const tag of item.tags ?? []) {
     const h = continueAsciiLower(TAG_HASH_START, tag);
-    if (h === undefined) addFeature(vector, `t:${tag.toLowerCase()}`, TAG_WEIGHT);
-    else addHashed(vector, h >>> 0, TAG_WEIGHT);
+    if (h === undefined) addFeature(out, offset, `t:${tag.toLowerCase()}`, TAG_WEIGHT);
+    else addHashed(out, offset, h >>> 0, TAG_WEIGHT);
   }
-  addWords(vector, item.title, TITLE_WEIGHT, Infinity);
-  addWords(vector, item.description, DESCRIPTION_WEIGHT, MAX_DESCRIPTION_WORDS);
+  addWords(out, offset, item.title, TITLE_WEIGHT, Infinity);
+  addWords(out, offset, item.description, DESCRIPTION_WEIGHT, MAX_DESCRIPTION_WORDS);
   let norm = 0;
-  for (let d = 0; d < VECTOR_DIM; d++) norm += vector[d]! * vector[d]!;
-  if (norm === 0) return null;
+  for (let d = offset; d < offset + VECTOR_DIM; d++) norm += out[d]! * out[d]!;
+  if (norm === 0) return false;
   const scale = 1 / Math.sqrt(norm);
-  for (let d = 0; d < VECTOR_DIM; d++) vector[d]! *= scale;
-  return vector;
+  for (let d = offset; d < offset + VECTOR_DIM; d++) out[d]! *= scale;
+  return true;
+}
+
+/** The item's content vector in memory of its own, or null when it has no content features (an all-zero row). */
+export function contentVector(item: Item): Float32Array | null {
+  const out = new Float32Array(VECTOR_DIM);
+  return writeContentVector(item, out) ? out : null;
 }

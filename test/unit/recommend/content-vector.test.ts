@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Item } from '../../../src/domain/item.ts';
-import { contentVector } from '../../../src/recommend/content-vector.ts';
+import { contentVector, writeContentVector } from '../../../src/recommend/content-vector.ts';
 import { VECTOR_DIM } from '../../../src/recommend/reference-ranker.ts';
 
 /** The definition the scanning implementation must agree with exactly: the regex it replaced. */
@@ -56,4 +56,14 @@ test('category and tag features equal the string definition, ASCII hashed as sca
     items.push({ ...item('t'), categories: [path, path.slice(0, 1), [labels[(i + 5) % labels.length]!]], tags: [labels[i]!, labels[(i + 1) % labels.length]!] });
   }
   for (const it of items) assert.deepEqual(contentVector(it), referenceVector(it), JSON.stringify([it.categories, it.tags]));
+});
+
+test('writeContentVector writes the same vector at an offset of the caller\'s memory, zeroing its slot when the item has no content features', () => {
+  const item = { environment: 'demo', item_id: 'x', item_type: 'article', title: 'Jazz guitar festival', categories: [['music', 'jazz']], tags: ['live'] };
+  const out = new Float32Array(3 * VECTOR_DIM).fill(7);
+  assert.equal(writeContentVector(item, out, VECTOR_DIM), true);
+  assert.deepEqual(Array.from(out.subarray(VECTOR_DIM, 2 * VECTOR_DIM)), Array.from(contentVector(item)!));
+  assert.ok(out.subarray(0, VECTOR_DIM).every((v) => v === 7) && out.subarray(2 * VECTOR_DIM).every((v) => v === 7), 'the other slots are left as they were');
+  assert.equal(writeContentVector({ environment: 'demo', item_id: 'y', item_type: 'article' }, out, VECTOR_DIM), false);
+  assert.ok(out.subarray(VECTOR_DIM, 2 * VECTOR_DIM).every((v) => v === 0), 'no features: the slot is zeros');
 });
