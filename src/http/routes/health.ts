@@ -10,6 +10,7 @@
 import type { AttemptStats } from '../../auth/attempt-limiter.ts';
 import type { MsHistogram, MsSummary } from '../../metrics/ms-histogram.ts';
 import type { ModelBuilder } from '../../model/builder.ts';
+import type { BuilderStats } from '../../model/builder-worker.ts';
 import type { ModelTrainer } from '../../model/trainer.ts';
 import type { ProcessMonitor } from '../../process-monitor.ts';
 import type { Catalog } from '../../store/catalog.ts';
@@ -58,6 +59,9 @@ const msToWire = (s: MsSummary) => ({ count: s.count, p50: s.p50Ms, p99: s.p99Ms
 /** A timing summary as /health shows it (`flush_ms`), for its readers (benchmarks, tests). */
 export type MsSummaryWire = ReturnType<typeof msToWire>;
 
+/** A builder thread's flushes by their CPU time: how many, and the mean in ms. */
+const flushCpuToWire = (stats: BuilderStats) => ({ count: stats.flush.count, mean: stats.flush.count > 0 ? Math.round((stats.flushCpuMs / stats.flush.count) * 1000) / 1000 : null });
+
 export function registerHealthRoute(server: HttpServer, builder: ModelBuilder, trainer?: ModelTrainer, extras: HealthExtras = {}): void {
   const { tokenEndpoint, eventLog, catalog } = extras;
   server.route('get', '/health', { status: {} }, (ex) => {
@@ -82,7 +86,10 @@ export function registerHealthRoute(server: HttpServer, builder: ModelBuilder, t
             // How long a flush holds the builder's thread (issue 12: periodic commits under 1 ms each).
             flush_ms: msToWire(stats.flush),
             // Their CPU time on average (the thread's CPU clock is good to a tick per reading).
-            flush_cpu_ms: { count: stats.flush.count, mean: stats.flush.count > 0 ? Math.round((stats.flushCpuMs / stats.flush.count) * 1000) / 1000 : null },
+            flush_cpu_ms: flushCpuToWire(stats),
+            // The report counters' commits, in their own thread (null until it reports).
+            reports_flush_ms: builder.reportsStats ? msToWire(builder.reportsStats.flush) : null,
+            reports_flush_cpu_ms: builder.reportsStats ? flushCpuToWire(builder.reportsStats) : null,
             positions: stats.positions,
             skipped: stats.skipped,
             // The item layout (filter arrays, content vectors, item view records) of catalog changes:
