@@ -4,12 +4,17 @@
 // over 100,000 items with a u³ popularity skew) to a fresh data directory's event log, then
 // starts the builder worker alone on it and times it until it has applied and written them all.
 // CPU is the whole process's (/proc/self/stat) during the replay: the builder thread and the
-// LMDB and V8 helper threads it keeps busy. Used by events.bench.ts; run alone for a profile:
+// LMDB and V8 helper threads it keeps busy. The items the events name are in the catalog first,
+// and the builder has laid them out before the timed replay (a service with a catalog, restarted
+// with events to apply; as the events bench's rounds import them): REPLAY_CATALOG=0 leaves the
+// catalog empty (the figures before the seventeenth session), where the builder gives every item
+// an index as it first meets it. Used by events.bench.ts; run alone for a profile:
 //   node --import tsx --cpu-prof --cpu-prof-dir=/tmp/prof bench/builder-replay.ts 1000000
 import { rmSync } from 'node:fs';
 import { pino } from 'pino';
 import { DEFAULT_CONFIG } from '../src/config/defaults.ts';
 import { ModelBuilder } from '../src/model/builder.ts';
+import { Catalog, type CatalogWrite } from '../src/store/catalog.ts';
 import { EventLog } from '../src/store/event-log.ts';
 import { Store } from '../src/store/open.ts';
 import { tempDir } from '../test/helpers/server.ts';
@@ -19,6 +24,28 @@ import { setTimeout as sleep } from 'node:timers/promises';
 // REPLAY_USERS / REPLAY_ITEMS: the scale (the 1,000,000-item bench data has 500,000 users).
 const USERS = Number(process.env.REPLAY_USERS ?? 50_000);
 const ITEMS = Number(process.env.REPLAY_ITEMS ?? 100_000);
+const WITH_CATALOG = process.env.REPLAY_CATALOG !== '0';
+const SECTIONS = [['news'], ['sport'], ['culture'], ['business'], ['science']];
+
+/** Puts the ITEMS articles the events name (i0, i1, ...) through the catalog, as file drops do. */
+async function loadCatalog(store: Store): Promise<void> {
+  const catalog = new Catalog(store);
+  for (let first = 0; first < ITEMS; first += 10_000) {
+    const writes: CatalogWrite[] = [];
+    for (let n = first; n < Math.min(ITEMS, first + 10_000); n++) {
+      const item = { environment: 'demo', item_id: `i${n}`, item_type: 'article', title: `article ${n} about ${SECTIONS[n % 5]![0]}`, categories: [SECTIONS[n % 5]!], publication_datetime: new Date(Date.UTC(2024, 0, 1) + n * 60_000).toISOString() };
+      writes.push({ op: 'put', item });
+    }
+    await catalog.applyBatch(writes);
+  }
+}
+
+/** Runs the builder until it has laid out the whole catalog change feed, then stops it (untimed). */
+async function layOutCatalog(storeConfig: typeof DEFAULT_CONFIG.store, lastChange: number): Promise<void> {
+  const builder = new ModelBuilder({ store: storeConfig, environments: { demo: DEFAULT_CONFIG.environments.demo! }, log: pino({ level: 'warn' }) });
+  while ((builder.stats?.catalogPosition ?? 0) < lastChange) await sleep(20);
+  await builder.close();
+}
 
 /** A deterministic generator (mulberry32): every run replays the same events. */
 function random(seed: number): () => number {
@@ -56,6 +83,14 @@ export async function replayThroughBuilder(
   const dataDir = keepDataDir ?? tempDir('affinity-replay-');
   const storeConfig = { ...DEFAULT_CONFIG.store, dataDir };
   try {
+    if (WITH_CATALOG) {
+      // Before any event: the builder lays out the catalog alone, as a service did before them.
+      const catalogStore = new Store(storeConfig);
+      await loadCatalog(catalogStore);
+      const lastChange = new Catalog(catalogStore).lastChangeSeq();
+      await catalogStore.close();
+      await layOutCatalog(storeConfig, lastChange);
+    }
     const store = new Store(storeConfig);
     const log = new EventLog(store);
     const next = random(12);
