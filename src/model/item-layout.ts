@@ -12,7 +12,7 @@
  * did not write (migrateVectors, makeItemView).
  */
 import type { Config } from '../config/types.ts';
-import type { StoredItem } from '../domain/item.ts';
+import type { Item, StoredItem } from '../domain/item.ts';
 import type { CatalogChange } from '../store/catalog.ts';
 import { itemIndexCount } from '../store/item-index.ts';
 import { writeContentVector } from '../recommend/content-vector.ts';
@@ -72,24 +72,30 @@ const NO_VECTOR = -1;
 class PendingVectors {
   /** By ix: its slot in the arena, or NO_VECTOR. */
   readonly slots = new Map<number, number>();
-  arena = new Float32Array(64 * VECTOR_DIM);
+  #arena = new Float32Array(64 * VECTOR_DIM);
   #used = 0;
 
-  /** The slot ix writes its vector to. */
-  slotOf(ix: number): number {
-    const slot = this.slots.get(ix);
-    if (slot !== undefined && slot !== NO_VECTOR) return slot;
-    if ((this.#used + 1) * VECTOR_DIM > this.arena.length) {
-      const grown = new Float32Array(this.arena.length * 2);
-      grown.set(this.arena);
-      this.arena = grown;
+  /** Computes the item's vector into ix's slot (given one first: the arena may grow, so never a reference to it taken before). */
+  write(ix: number, item: Item): void {
+    let slot = this.slots.get(ix);
+    if (slot === undefined || slot === NO_VECTOR) {
+      if ((this.#used + 1) * VECTOR_DIM > this.#arena.length) {
+        const grown = new Float32Array(this.#arena.length * 2);
+        grown.set(this.#arena);
+        this.#arena = grown;
+      }
+      this.slots.set(ix, (slot = this.#used++));
     }
-    this.slots.set(ix, this.#used);
-    return this.#used++;
+    writeContentVector(item, this.#arena, slot * VECTOR_DIM);
   }
 
   remove(ix: number): void {
     this.slots.set(ix, NO_VECTOR);
+  }
+
+  /** The vector in `slot` (a view of the arena). */
+  vector(slot: number): Float32Array {
+    return this.#arena.subarray(slot * VECTOR_DIM, (slot + 1) * VECTOR_DIM);
   }
 }
 
@@ -161,7 +167,7 @@ export class ItemLayoutState {
       }
       const entry = itemViewEntry(stored, env, this.#infoFields.get(change.environment)!);
       entries.set(ix, entry);
-      if (change.op === 'create' || change.op === 'update') writeContentVector(stored.item, vectors.arena, vectors.slotOf(ix) * VECTOR_DIM);
+      if (change.op === 'create' || change.op === 'update') vectors.write(ix, stored.item);
       layout.flags[ix] = ITEM_IN_CATALOG | (entry.enabled ? ITEM_ENABLED : 0);
     }
   }
@@ -193,7 +199,7 @@ export class ItemLayoutState {
       const at = (ix % VECTOR_CHUNK_ITEMS) * VECTOR_DIM;
       // Zeros in the chunk: no vector (a deleted item, or one without content features).
       if (slot === NO_VECTOR) chunks.of(ix).fill(0, at, at + VECTOR_DIM);
-      else chunks.of(ix).set(vectors.arena.subarray(slot * VECTOR_DIM, (slot + 1) * VECTOR_DIM), at);
+      else chunks.of(ix).set(vectors.vector(slot), at);
     }
     for (const [c, chunk] of chunks.read) writeVectorChunk(this.#store, environment, c, chunk);
   }

@@ -171,3 +171,12 @@ test('the flags array is written; the type, publication and end arrays an earlie
     for (const name of ['type', 'published', 'ends'] as const) assert.equal(store.model.get(itemLayoutKey('demo', name)), undefined, name);
   });
 });
+
+test('every vector of a flush is written, however many items changed since the last (the pending vectors outgrow their first memory)', async () => {
+  await withModelStore(async (store) => {
+    const count = 300;
+    const catalog = await putItems(store, count);
+    applyAndFlush(store, new ItemLayoutState(store, { demo: ENVIRONMENT_DEFAULTS }), catalog, 0);
+    for (let ix = 0; ix < count; ix++) assert.deepEqual(slot(store, ix), expectedVector(`i${ix}`), `ix ${ix}`);
+  });
+});
