@@ -34,6 +34,7 @@ import type { MsSummaryWire } from '../src/http/routes/health.ts';
 import { getToken } from '../test/helpers/auth.ts';
 import { startServer, tempDir, type TestServer } from '../test/helpers/server.ts';
 import { replayThroughBuilder } from './builder-replay.ts';
+import { importFinished, layoutCaughtUp } from './served-import.ts';
 import { measureTrainingReads } from './training-read.ts';
 import { failures, parseWrkResult, requestsPerSec, type WrkResult } from './wrk-result.ts';
 import { cpuPerRequest, median, threadTicks } from './wrk-runner.ts';
@@ -184,17 +185,9 @@ async function importCatalog(server: TestServer): Promise<void> {
   const upload = await fetch(`${url}/api/demo/imports`, { method: 'POST', headers: { ...auth, 'Content-Type': 'text/csv' }, body: catalogCsv() });
   const { import_id: importId } = (await upload.json()) as { import_id: string };
   if (upload.status !== 202) throw new Error(`catalog import answered ${upload.status}`);
-  for (;;) {
-    const record = (await (await fetch(`${url}/api/demo/imports/${importId}?rejected_limit=1`, { headers: auth })).json()) as { state: string; rows: number; rejected: number };
-    if (record.state === 'failed' || (record.state === 'done' && record.rejected > 0)) throw new Error(`catalog import: ${JSON.stringify(record)}`);
-    if (record.state === 'done') break;
-    await sleep(100);
-  }
-  for (const start = Date.now(); ; await sleep(100)) {
-    const builder = ((await (await fetch(`${url}/health`)).json()) as { model_builder: { catalog: { lag_changes: number } } | null }).model_builder;
-    if (builder?.catalog.lag_changes === 0) break;
-    if (Date.now() - start > 120_000) throw new Error('the builder did not catch up with the catalog in 120 s');
-  }
+  const record = await importFinished(url, auth, importId);
+  if (record.state !== 'done' || record.rejected > 0) throw new Error(`catalog import: ${JSON.stringify(record)}`);
+  await layoutCaughtUp(url, 120_000);
 }
 
 async function affinityRound(): Promise<AffinityRound> {

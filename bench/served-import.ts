@@ -42,6 +42,30 @@ function pin(pid: number): void {
   if (PIN) spawnSync('taskset', ['-a', '-p', '-c', SERVER_CORE, String(pid)]);
 }
 
+export interface ImportRecord {
+  state: string;
+  rows: number;
+  rejected: number;
+}
+
+/** Polls an import (POST /api/demo/imports) until it is done or failed; returns its record. */
+export async function importFinished(url: string, auth: { Authorization: string }, importId: string): Promise<ImportRecord> {
+  for (;;) {
+    const record = (await (await fetch(`${url}/api/demo/imports/${importId}?rejected_limit=1`, { headers: auth })).json()) as ImportRecord;
+    if (record.state === 'done' || record.state === 'failed') return record;
+    await sleep(100);
+  }
+}
+
+/** Waits until the model builder's item layout covers the whole change feed (/health), at most `timeoutMs`. */
+export async function layoutCaughtUp(url: string, timeoutMs: number): Promise<void> {
+  for (const start = performance.now(); ; await sleep(100)) {
+    const health = (await (await fetch(`${url}/health`)).json()) as { model_builder: { catalog: { lag_changes: number } } | null };
+    if (health.model_builder?.catalog.lag_changes === 0) return;
+    if (performance.now() - start > timeoutMs) throw new Error(`the builder did not catch up with the catalog in ${timeoutMs / 1000} s`);
+  }
+}
+
 export async function servedImport(csvFile: string): Promise<ServedImport> {
   const server = await startServer();
   try {
@@ -64,20 +88,10 @@ export async function servedImport(csvFile: string): Promise<ServedImport> {
     const accepted = performance.now();
     const importId = (JSON.parse(up.stdout || '{}') as { import_id?: string }).import_id;
     if (up.status !== 0 || !importId) throw new Error(`upload failed (${up.status}): ${up.stdout} ${up.stderr}`);
-    let record: { state: string; rows: number; rejected: number };
-    for (;;) {
-      record = (await (await fetch(`${server.url}/api/demo/imports/${importId}?rejected_limit=1`, { headers: auth })).json()) as typeof record;
-      if (record.state === 'done' || record.state === 'failed') break;
-      await sleep(100);
-    }
+    const record = await importFinished(server.url, auth, importId);
     const done = performance.now();
     const cpuUsPerRow = cpuPerRequest(cpuStart, threadTicks(pid), record.rows);
-    for (;;) {
-      const health = (await (await fetch(`${server.url}/health`)).json()) as { model_builder: { catalog: { lag_changes: number } } | null };
-      if (health.model_builder?.catalog.lag_changes === 0) break;
-      if (performance.now() - done > 300_000) throw new Error('the builder did not catch up with the catalog in 300 s');
-      await sleep(100);
-    }
+    await layoutCaughtUp(server.url, 300_000);
     const caughtUp = performance.now();
     const cpuUsPerRowCaughtUp = cpuPerRequest(cpuStart, threadTicks(pid), record.rows);
     clearInterval(sampler);
