@@ -36,11 +36,10 @@ run('npx', ['tsc', '--noEmit', '-p', '.']);
 const runTmp = mkdtempSync(join(tmpdir(), 'affinity-tests-'));
 process.on('exit', () => rmSync(runTmp, { recursive: true, force: true }));
 // Every test process checks the responses it fetches against the server's OpenAPI document.
-// A test that hangs fails after 5 minutes (the longest takes ~1), and a test file's process exits
-// once its tests are done even if something it started still runs (test/helpers/server.ts kills
-// its servers then): one stuck test costs a failure, not CI's whole time limit.
+// A test that hangs fails after 5 minutes (the longest takes ~1): one stuck test costs a failure,
+// not CI's whole time limit (a server a test leaves running: test/helpers/server.ts).
 run(
   process.execPath,
-  ['--import', 'tsx', '--import', './test/helpers/openapi-conformance.ts', '--test', '--test-reporter=spec', '--test-timeout=300000', '--test-force-exit', ...files],
+  ['--import', 'tsx', '--import', './test/helpers/openapi-conformance.ts', '--test', '--test-reporter=spec', '--test-timeout=300000', ...files],
   { ...process.env, TMPDIR: runTmp },
 );
