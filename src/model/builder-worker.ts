@@ -92,6 +92,13 @@ export interface BuilderRows {
   ix: Uint32Array;
 }
 
+/** A stored snapshot this thread could not use (it replays the log instead), for the main thread's log. */
+export interface BuilderProblem {
+  type: 'problem';
+  environment: string;
+  problem: string;
+}
+
 /** Messages the worker posts to the main thread. */
 export interface BuilderStats {
   type: 'stats';
@@ -108,6 +115,11 @@ export interface BuilderStats {
    * above includes preemption).
    */
   flushCpuMs: number;
+  /**
+   * The snapshots of state kept apart from the flushes (the report counters' clicks and units),
+   * since start: how many, the last one's wall and CPU time, and their CPU time in all.
+   */
+  snapshots: { count: number; lastMs: number; lastCpuMs: number; cpuMs: number };
   /** The histograms for /metrics (prom-client JSON). */
   metrics: Awaited<ReturnType<BuilderHistograms['metrics']>>;
   /** Events (partly) skipped since start, by reason. */
@@ -150,11 +162,14 @@ const newestApplied: Record<string, number> = {};
 const newestWritten: Record<string, number> = {};
 for (const [environment, config] of Object.entries(data.environments)) {
   if (!reportsRole) migrateConsumerRecords(store, environment);
-  positions[environment] = (store.modelState.get(positionKey(environment)) as number | undefined) ?? 0;
+  const stored = (store.modelState.get(positionKey(environment)) as number | undefined) ?? 0;
   // Position 0: no flush ever wrote this environment's state, so first touches need not read it.
-  const fresh = positions[environment] === 0;
-  models.set(environment, reportsRole ? new EnvironmentReports(store, environment, config, fresh) : new EnvironmentModel(store, environment, config, fresh));
-  written[environment] = positions[environment];
+  const model: EventConsumer = reportsRole ? new EnvironmentReports(store, environment, config, stored) : new EnvironmentModel(store, environment, config, stored === 0);
+  models.set(environment, model);
+  // A consumer with a snapshot of its own may start before its stored position (its state replayed alone).
+  positions[environment] = model.resumeFrom ?? stored;
+  written[environment] = stored;
+  if (model.problem) parentPort!.postMessage({ type: 'problem', environment, problem: model.problem } satisfies BuilderProblem);
 }
 if (!reportsRole) {
   // Every item index up to the written position exists.
@@ -296,9 +311,10 @@ function eventsFlushDueAt(): number {
 
 /**
  * Writes what was applied; the item layout and the change-feed position only `withLayout`; the
- * request counters' item chunks up to their bound, or `countChunks` (model/request-counts.ts).
+ * request counters' item chunks up to their bound, or `countChunks` (model/request-counts.ts);
+ * then the snapshots that are due (all of them when `final`).
  */
-function flush(withLayout: boolean, countChunks?: number): void {
+function flush(withLayout: boolean, countChunks?: number, final = false): void {
   const startedAt = performance.now();
   const cpuAtStart = cpuMs();
   const changedRows = new Map<string, number[]>();
@@ -315,9 +331,10 @@ function flush(withLayout: boolean, countChunks?: number): void {
   // Every write reads what it adds to inside the transaction, so an aborted try can run again.
   transactionSyncRetried(store.modelRoot, () => {
     for (const write of writes) write();
-    // Only a position that moved: a flush without events (the lists at start, a new hour) writes
-    // nothing a request did not cause.
-    for (const [environment, seq] of Object.entries(eventPositions)) if (seq !== written[environment]) store.modelState.put(positionKey(environment), seq);
+    // Only a position that moved forward: a flush without events (the lists at start, a new hour)
+    // writes nothing a request did not cause, and one during a replay to a snapshot's state alone
+    // (behind the stored position) must not move it back.
+    for (const [environment, seq] of Object.entries(eventPositions)) if (seq > written[environment]!) store.modelState.put(positionKey(environment), seq);
     // The model's alone: the reports thread never reads the change feed (its copy of the position is stale).
     if (withLayout && layout) store.modelState.put(CHANGES_POSITION_KEY, changes);
   });
@@ -335,7 +352,7 @@ function flush(withLayout: boolean, countChunks?: number): void {
     // flush, not per chunk (a post costs the poster ~1 ms: 7% of the thread at a steady load). Appends
     // wake them too; this one matters after the last.
     if (!reportsRole && count > 0) signalStoreChange();
-    Object.assign(written, eventPositions);
+    for (const [environment, seq] of Object.entries(eventPositions)) written[environment] = Math.max(written[environment]!, seq);
     Object.assign(newestWritten, newest);
     if (withLayout) changesReadable = changes;
     for (const [environment, changed] of changedRows) {
@@ -351,13 +368,26 @@ function flush(withLayout: boolean, countChunks?: number): void {
   lastFlushCpuMs = cpuMs() - cpuAtStart;
   flushCpuMs += lastFlushCpuMs;
   behindSinceFlush = false;
+  // Right after the flush: a snapshot never covers more than the stored positions.
+  for (const [environment, model] of models) {
+    const snapshotStartedAt = performance.now();
+    const cpuAtSnapshot = cpuMs();
+    const write = model.prepareSnapshot?.(positions[environment]!, final);
+    if (!write) continue;
+    transactionSyncRetried(store.modelRoot, write);
+    snapshots.count++;
+    snapshots.lastMs = performance.now() - snapshotStartedAt;
+    snapshots.lastCpuMs = cpuMs() - cpuAtSnapshot;
+    snapshots.cpuMs += snapshots.lastCpuMs;
+  }
 }
+const snapshots: BuilderStats['snapshots'] = { count: 0, lastMs: 0, lastCpuMs: 0, cpuMs: 0 };
 
 async function postStats(): Promise<void> {
   const metrics = await histograms.metrics();
   const [lagSummary, flushSummary] = [histograms.lag.summary(), histograms.flush.summary()];
   // Read together after the await: a flush becoming readable meanwhile moves both.
-  const stats: BuilderStats = { type: 'stats', applied, lag: lagSummary, flush: flushSummary, flushCpuMs, metrics, skipped: Object.fromEntries(skipped), positions: { ...written }, newestEventAt: { ...newestWritten }, catalogPosition: changesReadable };
+  const stats: BuilderStats = { type: 'stats', applied, lag: lagSummary, flush: flushSummary, flushCpuMs, snapshots: { ...snapshots }, metrics, skipped: Object.fromEntries(skipped), positions: { ...written }, newestEventAt: { ...newestWritten }, catalogPosition: changesReadable };
   parentPort!.postMessage(stats);
 }
 
@@ -464,7 +494,7 @@ while (!stopping) {
   await pause(Math.min(untilFlush, untilStats, data.pollMs), true);
 }
 stopListening();
-flush(true, Infinity);
+flush(true, Infinity, true);
 await store.modelRoot.flushed;
 await postStats();
 await store.close();

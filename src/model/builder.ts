@@ -10,7 +10,7 @@ import { Worker } from 'node:worker_threads';
 import { exitedOrTerminated } from '../worker-exit.ts';
 import type { Logger } from 'pino';
 import type { Config, StoreConfig } from '../config/types.ts';
-import type { BuilderRows, BuilderStarted, BuilderStats, BuilderWorkerData } from './builder-worker.ts';
+import type { BuilderProblem, BuilderRows, BuilderStarted, BuilderStats, BuilderWorkerData } from './builder-worker.ts';
 import type { RequestCounts } from '../domain/request-counts.ts';
 
 /** Pause before restarting a crashed worker, so a persistent fault does not spin. */
@@ -42,7 +42,10 @@ class BuilderThread {
     const worker = new Worker(new URL('../ts-worker.mjs', import.meta.url), { workerData: this.#data });
     this.#worker = worker;
     this.running = true;
-    worker.on('message', this.#onMessage);
+    worker.on('message', (message: BuilderStats | BuilderRows | BuilderStarted | BuilderProblem) => {
+      if (message.type === 'problem') this.#log.warn({ environment: message.environment, problem: message.problem }, 'stored snapshot not used: replaying the event log instead');
+      else this.#onMessage(message);
+    });
     worker.on('error', (err) => this.#log.error({ err }, 'model builder failed'));
     this.#exited = new Promise((resolve) => {
       worker.once('exit', (code) => {

@@ -51,6 +51,15 @@ export interface EventConsumer {
   readonly flushDueAt: number;
   /** Encodes what changed since the last flush; the result writes it inside a transaction. */
   prepareFlush(changedRows: number[]): () => void;
+  /**
+   * A consumer whose state is snapshotted apart from its flushes (the report counters'): where its
+   * events start, before the stored position when it replays the log to its state alone.
+   */
+  readonly resumeFrom?: number;
+  /** Why its stored snapshot was not used (logged once; it replays the log instead). */
+  readonly problem?: string | undefined;
+  /** Its snapshot covering `position` when one is due (`final`: at a stop), written in a transaction of its own. */
+  prepareSnapshot?(position: number, final: boolean): (() => void) | undefined;
 }
 
 export class EnvironmentModel implements EventConsumer {

@@ -15,9 +15,17 @@ import { ReportState } from './reports.ts';
 export class EnvironmentReports implements EventConsumer {
   readonly #reports: ReportState;
 
-  /** `fresh`: nothing of this environment's reports was ever written (the position is 0). */
-  constructor(store: Store, environment: string, config: EnvironmentConfig, fresh = false) {
-    this.#reports = new ReportState(store, environment, config.model.attributionWindowSec, fresh);
+  /** `countedUpTo`: the reports position stored (0 when nothing of this environment's reports was ever written). */
+  constructor(store: Store, environment: string, config: EnvironmentConfig, countedUpTo: number) {
+    this.#reports = new ReportState(store, environment, config.model.attributionWindowSec, countedUpTo);
+  }
+
+  get resumeFrom(): number {
+    return this.#reports.resumeFrom;
+  }
+
+  get problem(): string | undefined {
+    return this.#reports.problem;
   }
 
   apply(t: number, e: TrackedEvent, ix: number | undefined): void {
@@ -30,5 +38,9 @@ export class EnvironmentReports implements EventConsumer {
 
   prepareFlush(_changedRows: number[]): () => void {
     return this.#reports.prepareFlush();
+  }
+
+  prepareSnapshot(position: number, final: boolean): (() => void) | undefined {
+    return this.#reports.prepareSnapshot(position, final);
   }
 }

@@ -8,12 +8,16 @@
  * click). Also the intake per event type, clicks per item, and the A/B units: a user-day per
  * user group with its attributed revenue, whose sums (users, converters, revenue, revenue²)
  * are what the A/B comparison needs. Counts are summed in memory and added to the stored ones
- * at each flush; the builder calls add() and prepareFlush() only.
+ * at each flush, with the clicked items' chunks; the clicks and units, which no report reads, are
+ * kept in memory and written as a snapshot (model/report-snapshot.ts) about once a minute and at a
+ * stop. A restart loads the snapshot and applies the events after its position to the clicks and
+ * units alone, up to the position the counters cover (`countedUpTo`), then counts again.
  */
 import type { TrackedEvent } from '../domain/event.ts';
-import { addToRollup, dayOf, hourOf, itemCountKey, rollupKey, unitKey } from '../store/report-keys.ts';
-import type { Key } from 'lmdb';
+import { addToRollup, clickedCountsKey, dayOf, hourOf, rollupKey, unitKey } from '../store/report-keys.ts';
 import type { Store } from '../store/open.ts';
+import { ItemCountChunks } from './item-count-chunks.ts';
+import { encodeReportSnapshot, putReportSnapshot, readReportSnapshot, type ClickEntry, type ClickMemory, type Unit, type Units } from './report-snapshot.ts';
 
 const IMPRESSION = 1;
 const CLICK = 2;
@@ -26,28 +30,21 @@ const KINDS = new Map<string, number>([
 ]);
 const DIMENSIONS = ['list_name', 'user_group', 'channel', 'page_type'] as const;
 
-/** What a click leaves behind for attributing a later conversion. */
-type ClickMemory = {
-  t: number;
-  list_name?: string | undefined;
-  user_group?: string | undefined;
-  channel?: string | undefined;
-  page_type?: string | undefined;
-};
-
-/** An A/B unit (one user on one day in one group): attributed revenue and whether it purchased. */
-type Unit = [revenue: number, converted: 0 | 1];
-
+/** A click's record when kept one per key (written before snapshots, or spilled past MAX_CLICKS). */
 const clickKey = (env: string, who: string, itemKey: string) => [env, 'click', who, itemKey];
 
 const SEP = '\u0000';
 /**
- * Clicks and A/B units kept in memory after they are written (each up to ~100 bytes), so a
- * conversion or an impression finds them without a read; past this many the cache is dropped and
- * reads resume. A fresh start's state is all in this cache until then, so a miss needs no read
- * (misses for keys never written were ~4% of a replay, issue 12).
+ * Clicks and units held in memory at most (each ~150 bytes); past either, a snapshot writes the
+ * oldest clicks (all units) a record each and drops them down to SPILL_TO of the bound, and a miss
+ * reads LMDB from then on. Clicks older than the attribution window are dropped at each snapshot.
  */
-const MAX_CACHED = 500_000;
+const MAX_CLICKS = 250_000;
+const MAX_UNITS = 250_000;
+const SPILL_TO = 0.75;
+/** How often the clicks and units are snapshotted while events arrive (a restart replays at most this much of the log to them). */
+const SNAPSHOT_MS = 60_000;
+const DAY_MS = 86_400_000;
 /**
  * Counter slots kept past a flush. Labels (list_name, channel, ...) are free-form, so the registry
  * is dropped at a flush once it holds more; a steady workload has a few hundred and keeps them.
@@ -84,27 +81,52 @@ export class ReportState {
   readonly #periods = new Map<string, PeriodCounts>();
   /** The period last asked for, per tag: every event of a day (hour) finds it without a lookup. */
   readonly #lastPeriod: Record<'d' | 'h', PeriodCounts | undefined> = { d: undefined, h: undefined };
-  /** Clicks known (written or not), by who then item: consulted before LMDB so attribution sees them at once. */
-  readonly #clicks = new Map<string, Map<string, ClickMemory>>();
-  #cachedClicks = 0;
-  /** Clicks to write at the next flush, by who then item: a click repeated before it is written once, with its latest memory. */
-  readonly #newClicks = new Map<string, Set<string>>();
-  /** A/B units known, by day, group and who. */
-  readonly #units = new Map<string, Map<string, Map<string, Unit>>>();
-  #cachedUnits = 0;
-  /** Units new or changed since the last flush (their whole new value is written). */
-  readonly #touchedUnits = new Map<Unit, Key[]>();
-  /** Whether clicks and units may be stored that are not cached: false from a fresh start until the cache is dropped. */
+  /** Clicks by `id\0itemKey`, oldest first (a click repeated moves to the end). */
+  readonly #clicks = new Map<string, ClickEntry>();
+  readonly #units: Units = new Map();
+  #unitCount = 0;
+  /** Whether clicks and units may be stored a record each that are not in memory: then a miss reads LMDB. */
   #mayExist: boolean;
-  /** day, ix → clicks to add. */
-  readonly #clickedItems = new Map<string, number>();
+  /** Clicks per item, by day. */
+  readonly #clickedItems = new Map<string, ItemCountChunks>();
+  /** Events still to apply to clicks and units alone: the counters already hold them (a restart from a snapshot). */
+  #replayLeft: number;
+  #newestT = 0;
+  #changedSinceSnapshot = false;
+  #lastSnapshotAt = Date.now();
+  /** Where this state's events start in the log: the snapshot's position, or the counters' when there is none to load. */
+  readonly resumeFrom: number;
+  /** Why a stored snapshot was not used (the log is then replayed to the clicks and units from its start). */
+  readonly problem: string | undefined;
 
-  /** `fresh`: nothing of this environment was ever written (the builder's position is 0). */
-  constructor(store: Store, env: string, attributionWindowSec: number, fresh = false) {
+  /**
+   * `countedUpTo`: the last event the stored counters hold (the reports position; 0 when nothing
+   * of this environment was ever written).
+   */
+  constructor(store: Store, env: string, attributionWindowSec: number, countedUpTo = 0) {
     this.#store = store;
     this.#env = env;
     this.#windowMs = attributionWindowSec * 1000;
-    this.#mayExist = !fresh;
+    const { snapshot, problem } = countedUpTo > 0 ? readReportSnapshot(store, env) : {};
+    if (snapshot && snapshot.position > countedUpTo) this.problem = `report state snapshot covers ${snapshot.position}, beyond the counters' ${countedUpTo}`;
+    else this.problem = problem;
+    if (snapshot && !this.problem) {
+      this.resumeFrom = snapshot.position;
+      this.#mayExist = snapshot.mayExist;
+      this.#newestT = snapshot.newestT;
+      for (const entry of snapshot.clicks) this.#clicks.set(`${entry.id}${SEP}${entry.itemKey}`, entry);
+      for (const units of snapshot.units.values()) for (const byWho of units.values()) this.#unitCount += byWho.size;
+      for (const [day, units] of snapshot.units) this.#units.set(day, units);
+    } else {
+      // A store written before snapshots holds a record per click and unit up to the counters'
+      // position; after a snapshot that cannot be used, the records spilled before it may exist.
+      this.#mayExist = countedUpTo > 0;
+      this.resumeFrom = this.problem ? 0 : countedUpTo;
+      // A first flush writes one at once: a process killed before a first snapshot would read as a store written before them.
+      this.#changedSinceSnapshot = countedUpTo === 0;
+      if (countedUpTo === 0) this.#lastSnapshotAt = -Infinity;
+    }
+    this.#replayLeft = countedUpTo - this.resumeFrom;
   }
 
   #slot(dimension: string, value: string, metric: string): number {
@@ -165,35 +187,29 @@ export class ReportState {
   }
 
   /**
-   * The unit of `who` in `group` on the day of `t`, created (and counted as a user) when new. It is
-   * written at the next flush when new or when `changing` (a conversion is added to it): an
-   * impression of a known unit rewrote the same value, ~40,000 puts a flush in a 1M replay.
+   * The unit of `who` in `group` on `day`, created when new (and counted as a user in `dayCounts`
+   * unless the event is only replayed to the units).
    */
-  #unit(dayCounts: PeriodCounts, day: string, group: string, who: string, changing: boolean): Unit {
+  #unit(dayCounts: PeriodCounts | undefined, day: string, group: string, who: string): Unit {
     let byGroup = this.#units.get(day);
     if (!byGroup) this.#units.set(day, (byGroup = new Map()));
     let byWho = byGroup.get(group);
     if (!byWho) byGroup.set(group, (byWho = new Map()));
     let unit = byWho.get(who);
-    let write = changing;
     if (!unit) {
       const stored = this.#mayExist ? (this.#store.modelState.get(unitKey(this.#env, day, group, who)) as Unit | undefined) : undefined;
       unit = stored ? [stored[0], stored[1]] : [0, 0];
-      if (!stored) {
-        this.#bump(dayCounts, 'user_group', group, 'users', 1);
-        write = true;
-      }
+      if (!stored && dayCounts) this.#bump(dayCounts, 'user_group', group, 'users', 1);
       byWho.set(who, unit);
-      this.#cachedUnits++;
+      this.#unitCount++;
     }
-    if (write && !this.#touchedUnits.has(unit)) this.#touchedUnits.set(unit, unitKey(this.#env, day, group, who));
     return unit;
   }
 
   #latestClick(ids: string[], itemKey: string, t: number): ClickMemory | undefined {
     let best: ClickMemory | undefined;
     for (const id of ids) {
-      let click = this.#clicks.get(id)?.get(itemKey);
+      let click = this.#clicks.get(`${id}${SEP}${itemKey}`)?.memory;
       if (!click && this.#mayExist) click = this.#store.modelState.get(clickKey(this.#env, id, itemKey)) as ClickMemory | undefined;
       if (click && t - click.t <= this.#windowMs && t >= click.t && (!best || click.t > best.t)) best = click;
     }
@@ -202,80 +218,84 @@ export class ReportState {
 
   /** Counts one event accepted at `t` (ms); `ix` is its action item's index when it has one. */
   add(e: TrackedEvent, t: number, ix?: number): void {
+    // Replayed after a snapshot's position: to the clicks and units alone.
+    const counting = this.#replayLeft === 0;
+    if (!counting) this.#replayLeft--;
+    this.#changedSinceSnapshot = true;
+    if (t > this.#newestT) this.#newestT = t;
     const type = e.event_type;
     // Once per event: every counter below is filed under the event's day and hour.
     const day = dayOf(t);
-    const dayCounts = this.#period('d', day);
-    const hourCounts = this.#period('h', hourOf(t));
-    const eventsSlot = this.#slot('event_type', type, 'events');
-    this.#bumpSlot(dayCounts, eventsSlot, 1);
-    this.#bumpSlot(hourCounts, eventsSlot, 1);
+    const dayCounts = counting ? this.#period('d', day) : undefined;
+    const hourCounts = counting ? this.#period('h', hourOf(t)) : undefined;
+    if (dayCounts && hourCounts) {
+      const eventsSlot = this.#slot('event_type', type, 'events');
+      this.#bumpSlot(dayCounts, eventsSlot, 1);
+      this.#bumpSlot(hourCounts, eventsSlot, 1);
+    }
     const kind = KINDS.get(type);
     if (kind === undefined) return;
     const who = str(e.user_id) ?? str(e.device_id) ?? str(e.session_id);
     const group = str(e.user_group);
     if (kind === IMPRESSION) {
-      this.#count(dayCounts, hourCounts, e, 'impressions');
-      if (who && group) this.#unit(dayCounts, day, group, who, false);
+      if (dayCounts && hourCounts) this.#count(dayCounts, hourCounts, e, 'impressions');
+      if (who && group) this.#unit(dayCounts, day, group, who);
     } else if (kind === CLICK) {
       const itemKey = `${String(e.action_item_type)}${SEP}${String(e.action_item)}`;
-      this.#count(dayCounts, hourCounts, e, 'clicks');
-      if (who && group) this.#unit(dayCounts, day, group, who, false);
-      if (ix !== undefined) {
-        const id = `${day}${SEP}${ix}`;
-        this.#clickedItems.set(id, (this.#clickedItems.get(id) ?? 0) + 1);
-      }
+      if (dayCounts && hourCounts) this.#count(dayCounts, hourCounts, e, 'clicks');
+      if (who && group) this.#unit(dayCounts, day, group, who);
+      if (ix !== undefined && counting) this.#clicked(day).add(ix, 1);
       const memory: ClickMemory = { t, list_name: str(e.list_name), user_group: group, channel: str(e.channel), page_type: str(e.page_type) };
       // Under the user and the device both: a click made logged out is found by a purchase made logged in.
       // (An id named twice, a device id equal to the user id, sets the same entry twice.)
       for (const id of [str(e.user_id), str(e.device_id), str(e.session_id)]) {
         if (id === undefined || id === 'no-consent') continue;
-        let byItem = this.#clicks.get(id);
-        if (!byItem) this.#clicks.set(id, (byItem = new Map()));
-        if (!byItem.has(itemKey)) this.#cachedClicks++;
-        byItem.set(itemKey, memory);
-        let items = this.#newClicks.get(id);
-        if (!items) this.#newClicks.set(id, (items = new Set()));
-        items.add(itemKey);
+        const key = `${id}${SEP}${itemKey}`;
+        // Deleted and set again: the map stays in the order clicks were last made, oldest first.
+        this.#clicks.delete(key);
+        this.#clicks.set(key, { id, itemKey, memory });
       }
     } else if (kind === CONVERSION) {
       const itemKey = `${String(e.action_item_type)}${SEP}${String(e.action_item)}`;
       const ids = [str(e.user_id), str(e.device_id)].filter((x): x is string => x !== undefined && x !== 'no-consent');
       const click = this.#latestClick(ids, itemKey, t);
       if (!click) return;
-      this.#count(dayCounts, hourCounts, click, 'conversions');
-      this.#count(dayCounts, hourCounts, click, type);
+      if (dayCounts && hourCounts) {
+        this.#count(dayCounts, hourCounts, click, 'conversions');
+        this.#count(dayCounts, hourCounts, click, type);
+      }
       if (type !== 'purchase') return;
       const amount = typeof e.amount === 'number' ? e.amount : 1;
       const revenue = typeof e.purchased_price === 'number' ? e.purchased_price * amount : 0;
-      if (revenue !== 0) this.#count(dayCounts, hourCounts, click, 'revenue', revenue);
+      if (revenue !== 0 && dayCounts && hourCounts) this.#count(dayCounts, hourCounts, click, 'revenue', revenue);
       if (!click.user_group || !ids[0]) return;
-      const unit = this.#unit(dayCounts, day, click.user_group, ids[0], true);
-      this.#bump(dayCounts, 'user_group', click.user_group, 'revenue_sq', (unit[0] + revenue) ** 2 - unit[0] ** 2);
+      const unit = this.#unit(dayCounts, day, click.user_group, ids[0]);
+      if (dayCounts) this.#bump(dayCounts, 'user_group', click.user_group, 'revenue_sq', (unit[0] + revenue) ** 2 - unit[0] ** 2);
       unit[0] += revenue;
       if (unit[1] === 0) {
         unit[1] = 1;
-        this.#bump(dayCounts, 'user_group', click.user_group, 'converters', 1);
+        if (dayCounts) this.#bump(dayCounts, 'user_group', click.user_group, 'converters', 1);
       }
     }
   }
 
-  /** Takes the pending counts, clicks and units; the returned function adds them to LMDB (in a transaction). */
+  #clicked(day: string): ItemCountChunks {
+    let counts = this.#clickedItems.get(day);
+    if (!counts) this.#clickedItems.set(day, (counts = new ItemCountChunks(this.#store.modelState, (chunk) => clickedCountsKey(this.#env, day, chunk))));
+    return counts;
+  }
+
+  /** Takes the pending counts and clicked-item chunks; the returned function adds them to LMDB (in a transaction). */
   prepareFlush(): () => void {
     // Per period: its rollup record gets every count at once.
     const byPeriod = new Map<string, Array<[string, number]>>();
     for (const { period, counts, order } of this.#periods.values()) {
       byPeriod.set(period, order.map((slot) => [this.#slotIds[slot]!, counts[slot]!]));
     }
-    // Each click's latest memory (the cache holds every click not yet written).
-    const clicks: Array<[Key[], ClickMemory]> = [];
-    for (const [id, items] of this.#newClicks) {
-      const byItem = this.#clicks.get(id)!;
-      for (const itemKey of items) clicks.push([clickKey(this.#env, id, itemKey), byItem.get(itemKey)!]);
-    }
-    // Copies: a unit keeps changing in memory while the write waits for the transaction.
-    const units = [...this.#touchedUnits].map(([unit, key]): [Key[], Unit] => [key, [unit[0], unit[1]]]);
-    const clickedItems = [...this.#clickedItems];
+    const clickedWrites = [...this.#clickedItems.values()].map((counts) => counts.take(Infinity).write);
+    // A past day is dropped once written; the newest stays, its chunks read already.
+    const newestDay = [...this.#clickedItems.keys()].sort().at(-1);
+    for (const day of this.#clickedItems.keys()) if (day !== newestDay) this.#clickedItems.delete(day);
     this.#periods.clear();
     this.#lastPeriod.d = this.#lastPeriod.h = undefined;
     // No period refers to a slot any more: the registry can start again.
@@ -283,28 +303,54 @@ export class ReportState {
       this.#slots.clear();
       this.#slotIds.length = 0;
     }
-    this.#newClicks.clear();
-    this.#touchedUnits.clear();
-    this.#clickedItems.clear();
-    if (this.#cachedClicks + this.#cachedUnits > MAX_CACHED) {
-      this.#clicks.clear();
-      this.#units.clear();
-      this.#cachedClicks = this.#cachedUnits = 0;
-      this.#mayExist = true;
-    }
     const state = this.#store.modelState;
-    const add = (key: Key[], n: number) => state.put(key, ((state.get(key) as number | undefined) ?? 0) + n);
     return () => {
       for (const [period, list] of byPeriod) {
         const tag = period[0] as 'd' | 'h';
         addToRollup(state, rollupKey(this.#env, tag, period.slice(2), 'builder'), list);
       }
-      for (const [id, n] of clickedItems) {
-        const [day = '', ix = ''] = id.split(SEP);
-        add(itemCountKey(this.#env, day, 'clicked', Number(ix)), n);
-      }
-      for (const [key, memory] of clicks) state.put(key, memory);
-      for (const [key, unit] of units) state.put(key, unit);
+      for (const write of clickedWrites) write();
+    };
+  }
+
+  /**
+   * The snapshot of the clicks and units when one is due (`final`: at a stop, whenever anything
+   * changed), covering `position` (the last event applied); the returned function writes it, and
+   * the records of what it drops from memory, inside a transaction. Clicks past the attribution
+   * window are dropped, units of days before yesterday and whatever passes the bounds written a
+   * record each.
+   */
+  prepareSnapshot(position: number, final: boolean): (() => void) | undefined {
+    const overBound = this.#clicks.size > MAX_CLICKS || this.#unitCount > MAX_UNITS;
+    if (!this.#changedSinceSnapshot || (!final && !overBound && Date.now() - this.#lastSnapshotAt < SNAPSHOT_MS)) return undefined;
+    const spilledClicks: ClickEntry[] = [];
+    const expired = this.#newestT - this.#windowMs;
+    const keepClicks = this.#clicks.size > MAX_CLICKS ? Math.floor(MAX_CLICKS * SPILL_TO) : Infinity;
+    for (const [key, entry] of this.#clicks) {
+      if (entry.memory.t < expired) this.#clicks.delete(key);
+      else if (this.#clicks.size > keepClicks) {
+        spilledClicks.push(entry);
+        this.#clicks.delete(key);
+      } else break;
+    }
+    const spilledUnits: Array<[day: string, group: string, who: string, unit: Unit]> = [];
+    const yesterday = dayOf(this.#newestT - DAY_MS);
+    const spillAllUnits = this.#unitCount > MAX_UNITS;
+    for (const [day, byGroup] of this.#units) {
+      if (day >= yesterday && !spillAllUnits) continue;
+      for (const [group, byWho] of byGroup) for (const [who, unit] of byWho) spilledUnits.push([day, group, who, unit]);
+      this.#units.delete(day);
+    }
+    this.#unitCount -= spilledUnits.length;
+    if (spilledClicks.length > 0 || spilledUnits.length > 0) this.#mayExist = true;
+    const encoded = encodeReportSnapshot({ position, mayExist: this.#mayExist, newestT: this.#newestT, clicks: [...this.#clicks.values()], units: this.#units });
+    this.#changedSinceSnapshot = false;
+    this.#lastSnapshotAt = Date.now();
+    const state = this.#store.modelState;
+    return () => {
+      for (const { id, itemKey, memory } of spilledClicks) state.put(clickKey(this.#env, id, itemKey), memory);
+      for (const [day, group, who, unit] of spilledUnits) state.put(unitKey(this.#env, day, group, who), unit);
+      putReportSnapshot(this.#store, this.#env, position, encoded);
     };
   }
 }

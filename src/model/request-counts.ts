@@ -19,9 +19,9 @@
  */
 import type { HourTotals, ItemTotals, RequestCounts } from '../domain/request-counts.ts';
 import { grown } from '../domain/grown.ts';
-import { copyU32 } from '../store/model.ts';
+import { ItemCountChunks } from './item-count-chunks.ts';
 import type { Store } from '../store/open.ts';
-import { addToRollup, COUNT_CHUNK_ITEMS, COVERAGE_CHUNK_ITEMS, coverageKey, dayOf, hourOf, latencyKey, recommendedCountsKey, rollupKey } from '../store/report-keys.ts';
+import { addToRollup, COVERAGE_CHUNK_ITEMS, coverageKey, dayOf, hourOf, latencyKey, recommendedCountsKey, rollupKey } from '../store/report-keys.ts';
 
 /**
  * Chunks (1 KB each) a flush writes at most. Served at ~10,000 requests/s (CPU per flush, mean):
@@ -33,7 +33,7 @@ import { addToRollup, COUNT_CHUNK_ITEMS, COVERAGE_CHUNK_ITEMS, coverageKey, dayO
  */
 export const CHUNKS_PER_FLUSH = 32;
 
-/** A chunk's state bits (DayItems): its stored value read; counted in since it was last written. */
+/** A coverage chunk's state bits (DayItems): its stored value read; set since it was last written. */
 const READ = 1;
 const UNWRITTEN = 2;
 
@@ -100,50 +100,46 @@ export class RequestCountsWriter {
 }
 
 /**
- * One environment's per-item counts and coverage bits of one day, whole, with the chunks counted
- * in since they were last written. A chunk's stored value is read before its first count, so
- * what is held is always the stored value plus what came since.
+ * One environment's per-item counts (model/item-count-chunks.ts) and coverage bits of one day,
+ * whole. A coverage chunk's stored value is read before its first bit is set, so what is held is
+ * always the stored value plus what came since.
  */
 class DayItems {
   readonly #store: Store;
   readonly #environment: string;
   readonly #day: string;
-  #counts = new Uint32Array(0);
+  readonly #counts: ItemCountChunks;
   #coverage = new Uint8Array(0);
-  /** Per count chunk and per coverage chunk: bit 0 read from LMDB, bit 1 counted in since written. */
-  #countState = new Uint8Array(0);
+  /** Per coverage chunk: bit 0 read from LMDB, bit 1 set since written. */
   #coverageState = new Uint8Array(0);
-  /** Chunks counted in since written, oldest first (coverage written first: its chunks are few). */
-  readonly #countQueue: number[] = [];
+  /** Coverage chunks set since written, oldest first (written before counts: they are few). */
   readonly #coverageQueue: number[] = [];
 
   constructor(store: Store, environment: string, day: string) {
     this.#store = store;
     this.#environment = environment;
     this.#day = day;
+    this.#counts = new ItemCountChunks(store.modelState, (chunk) => recommendedCountsKey(environment, day, chunk));
   }
 
   get pending(): boolean {
-    return this.#countQueue.length > 0 || this.#coverageQueue.length > 0;
+    return this.#counts.pending || this.#coverageQueue.length > 0;
   }
 
   add({ ix, counts }: ItemTotals): void {
     for (let i = 0; i < ix.length; i++) {
       const item = ix[i]!;
-      const chunk = Math.floor(item / COUNT_CHUNK_ITEMS);
-      if (chunk >= this.#countState.length) this.#grow(chunk);
-      if ((this.#countState[chunk]! & READ) === 0) this.#readCounts(chunk);
-      if ((this.#countState[chunk]! & UNWRITTEN) === 0) {
-        this.#countState[chunk]! |= UNWRITTEN;
-        this.#countQueue.push(chunk);
-      }
-      if (this.#counts[item] === 0 && counts[i]! > 0) this.#cover(item);
-      this.#counts[item]! += counts[i]!;
+      if (this.#counts.add(item, counts[i]!) === 0 && counts[i]! > 0) this.#cover(item);
     }
   }
 
   #cover(item: number): void {
     const chunk = Math.floor(item / COVERAGE_CHUNK_ITEMS);
+    if (chunk >= this.#coverageState.length) {
+      const chunks = Math.max(chunk + 1, this.#coverageState.length + (this.#coverageState.length >> 2));
+      this.#coverage = grown(this.#coverage, (chunks * COVERAGE_CHUNK_ITEMS) / 8);
+      this.#coverageState = grown(this.#coverageState, chunks);
+    }
     if ((this.#coverageState[chunk]! & READ) === 0) this.#readCoverage(chunk);
     const mask = 1 << (item & 7);
     if ((this.#coverage[item >> 3]! & mask) !== 0) return;
@@ -152,22 +148,6 @@ class DayItems {
       this.#coverageState[chunk]! |= UNWRITTEN;
       this.#coverageQueue.push(chunk);
     }
-  }
-
-  /** Room for count chunk `chunk` and everything below it (and its coverage chunk). */
-  #grow(chunk: number): void {
-    const chunks = Math.max(chunk + 1, this.#countState.length + (this.#countState.length >> 2));
-    this.#counts = grown(this.#counts, chunks * COUNT_CHUNK_ITEMS);
-    this.#countState = grown(this.#countState, chunks);
-    const coverageChunks = Math.ceil((chunks * COUNT_CHUNK_ITEMS) / COVERAGE_CHUNK_ITEMS);
-    this.#coverage = grown(this.#coverage, (coverageChunks * COVERAGE_CHUNK_ITEMS) / 8);
-    this.#coverageState = grown(this.#coverageState, coverageChunks);
-  }
-
-  #readCounts(chunk: number): void {
-    this.#countState[chunk]! |= READ;
-    const stored = this.#store.modelState.get(recommendedCountsKey(this.#environment, this.#day, chunk)) as Uint8Array | undefined;
-    this.#counts.set(copyU32(stored).subarray(0, COUNT_CHUNK_ITEMS), chunk * COUNT_CHUNK_ITEMS);
   }
 
   #readCoverage(chunk: number): void {
@@ -182,18 +162,15 @@ class DayItems {
     const state = this.#store.modelState;
     // In key order: LMDB then walks its leaf pages in order (model/cooccurrence.ts measured it).
     const coverage = this.#coverageQueue.splice(0, budget).sort((a, b) => a - b);
-    const counts = this.#countQueue.splice(0, budget - coverage.length).sort((a, b) => a - b);
     for (const chunk of coverage) this.#coverageState[chunk]! &= ~UNWRITTEN;
-    for (const chunk of counts) this.#countState[chunk]! &= ~UNWRITTEN;
-    // Views over what is held, read when the transaction runs: nothing changes them before it.
-    const [countBuffer, coverageBuffer] = [this.#counts.buffer, this.#coverage.buffer];
+    // A view over what is held, read when the transaction runs: nothing changes it before.
+    const coverageBuffer = this.#coverage.buffer;
+    const counts = this.#counts.take(budget - coverage.length);
     out.push(() => {
       const coverageBytes = COVERAGE_CHUNK_ITEMS / 8;
       for (const chunk of coverage) state.put(coverageKey(this.#environment, this.#day, chunk), Buffer.from(coverageBuffer, chunk * coverageBytes, coverageBytes));
-      const countBytes = COUNT_CHUNK_ITEMS * 4;
-      for (const chunk of counts) state.put(recommendedCountsKey(this.#environment, this.#day, chunk), Buffer.from(countBuffer, chunk * countBytes, countBytes));
+      counts.write();
     });
-    return coverage.length + counts.length;
+    return coverage.length + counts.taken;
   }
 }
-

@@ -17,10 +17,10 @@
  * | [env, 'training', 'meta'] (modelState)   | TrainingSnapshotMeta (msgpack)           |
  * | [env, 'training', 'chunk', i] (model)    | bytes of the blob, CHUNK_BYTES at most   |
  */
-import { createHash } from 'node:crypto';
 import type { Store } from '../store/open.ts';
 import { ConsumptionTable } from './consumption-table.ts';
 import { transactionSyncRetried } from '../store/commit.ts';
+import { ByteReader, ByteWriter, putBlobSnapshot, readBlobSnapshot, type BlobSnapshotMeta, type BlobSnapshotPlace } from '../store/blob-snapshot.ts';
 
 /** What the log has said so far, as one pass of model/training-data.ts holds it. */
 export interface TrainingPass {
@@ -36,57 +36,21 @@ export interface TrainingPass {
   position: number;
 }
 
-export interface TrainingSnapshotMeta {
-  format: number;
-  position: number;
+export interface TrainingSnapshotMeta extends BlobSnapshotMeta {
   fingerprint: string;
-  bytes: number;
-  chunks: number;
-  sha256: string;
 }
 
 /** 2: consumers and a flat consumption table (1 held a map of items per consumer). */
 const FORMAT = 2;
-const CHUNK_BYTES = 4 * 1024 * 1024;
 const metaKey = (env: string) => [env, 'training', 'meta'];
 const chunkKey = (env: string, i: number) => [env, 'training', 'chunk', i];
 
 /** A fresh pass: nothing read yet. */
 export const emptyPass = (): TrainingPass => ({ consumers: new Map(), consumed: new ConsumptionTable(), deviceUser: new Map(), newestSec: 0, position: 0 });
 
-/** Growable little-endian byte writer. */
-class Writer {
-  bytes = Buffer.allocUnsafe(1 << 16);
-  at = 0;
-
-  #room(n: number): void {
-    if (this.at + n <= this.bytes.length) return;
-    const next = Buffer.allocUnsafe(Math.max(this.at + n, this.bytes.length * 2));
-    this.bytes.copy(next, 0, 0, this.at);
-    this.bytes = next;
-  }
-
-  u32(v: number): void {
-    this.#room(4);
-    this.at = this.bytes.writeUInt32LE(v, this.at);
-  }
-
-  f64(v: number): void {
-    this.#room(8);
-    this.at = this.bytes.writeDoubleLE(v, this.at);
-  }
-
-  string(s: string): void {
-    const n = Buffer.byteLength(s);
-    this.u32(n);
-    this.#room(n);
-    this.at += this.bytes.write(s, this.at);
-  }
-}
-
 /** The pass as bytes: header, consumers in index order, the consumption table, links. */
 export function encodePass(pass: TrainingPass): Buffer {
-  const w = new Writer();
+  const w = new ByteWriter();
   w.f64(pass.position);
   w.u32(pass.newestSec);
   w.u32(pass.consumers.size);
@@ -104,54 +68,35 @@ export function encodePass(pass: TrainingPass): Buffer {
     w.string(device);
     w.string(user);
   }
-  return w.bytes.subarray(0, w.at);
+  return w.written;
 }
 
 /** Decodes encodePass's bytes; throws on bytes that do not hold a whole pass. */
 export function decodePass(bytes: Buffer): TrainingPass {
-  let at = 0;
-  const need = (n: number) => {
-    if (at + n > bytes.length) throw new Error(`training snapshot ends early at byte ${at}`);
-  };
-  const u32 = () => (need(4), (at += 4), bytes.readUInt32LE(at - 4));
-  const f64 = () => (need(8), (at += 8), bytes.readDoubleLE(at - 8));
-  const string = () => {
-    const n = u32();
-    need(n);
-    at += n;
-    return bytes.toString('utf8', at - n, at);
-  };
-  const position = f64();
-  const newestSec = u32();
+  const r = new ByteReader(bytes, 'training snapshot');
+  const position = r.f64();
+  const newestSec = r.u32();
   const consumers = new Map<string, number>();
-  for (let n = u32(), i = 0; i < n; i++) consumers.set(string(), i);
-  const entries = u32();
-  need(entries * 20);
+  for (let n = r.u32(), i = 0; i < n; i++) consumers.set(r.string(), i);
+  const entries = r.u32();
+  r.need(entries * 20);
   const consumed = new ConsumptionTable(entries);
   for (let e = 0; e < entries; e++) {
-    const who = u32();
+    const who = r.u32();
     if (who >= consumers.size) throw new Error(`training snapshot entry ${e} names consumer ${who} of ${consumers.size}`);
-    consumed.note(who, u32(), f64(), u32());
+    consumed.note(who, r.u32(), r.f64(), r.u32());
   }
   const pass: TrainingPass = { consumers, consumed, deviceUser: new Map(), newestSec, position };
-  for (let links = u32(); links > 0; links--) pass.deviceUser.set(string(), string());
-  if (at !== bytes.length) throw new Error(`training snapshot has ${bytes.length - at} bytes after its end`);
+  for (let links = r.u32(); links > 0; links--) pass.deviceUser.set(r.string(), r.string());
+  r.end();
   return pass;
 }
 
-const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+const place = (store: Store, env: string): BlobSnapshotPlace => ({ metaDb: store.modelState, metaKey: metaKey(env), chunkDb: store.model, chunkKey: (i) => chunkKey(env, i) });
 
 /** Replaces the environment's snapshot with `encoded` (encodePass) in one transaction. */
 export function writeTrainingSnapshot(store: Store, env: string, fingerprint: string, position: number, encoded: Buffer): TrainingSnapshotMeta {
-  const chunks = Math.ceil(encoded.length / CHUNK_BYTES);
-  const meta: TrainingSnapshotMeta = { format: FORMAT, position, fingerprint, bytes: encoded.length, chunks, sha256: sha256(encoded) };
-  transactionSyncRetried(store.modelRoot, () => {
-    const previous = store.modelState.get(metaKey(env)) as TrainingSnapshotMeta | undefined;
-    for (let i = 0; i < chunks; i++) store.model.put(chunkKey(env, i), encoded.subarray(i * CHUNK_BYTES, (i + 1) * CHUNK_BYTES));
-    for (let i = chunks; i < (previous?.chunks ?? 0); i++) store.model.remove(chunkKey(env, i));
-    store.modelState.put(metaKey(env), meta);
-  });
-  return meta;
+  return transactionSyncRetried(store.modelRoot, () => putBlobSnapshot<TrainingSnapshotMeta>(place(store, env), { format: FORMAT, position, fingerprint }, encoded));
 }
 
 /**
@@ -160,22 +105,13 @@ export function writeTrainingSnapshot(store: Store, env: string, fingerprint: st
  */
 export function readTrainingSnapshot(store: Store, env: string, fingerprint: string): { pass?: TrainingPass; problem?: string } {
   const meta = store.modelState.get(metaKey(env)) as TrainingSnapshotMeta | undefined;
-  if (!meta) return {};
-  if (meta.format !== FORMAT) return { problem: `training snapshot format ${meta.format} is not ${FORMAT}` };
   // Other event weights or item types: its weights mean something else. Not a fault.
-  if (meta.fingerprint !== fingerprint) return {};
-  const parts: Buffer[] = [];
-  for (let i = 0; i < meta.chunks; i++) {
-    // getBinary returns a copy of its own: concatenated as read.
-    const chunk = store.model.getBinary(chunkKey(env, i));
-    if (!chunk) return { problem: `training snapshot chunk ${i} of ${meta.chunks} is missing` };
-    parts.push(chunk);
-  }
-  const bytes = Buffer.concat(parts);
-  if (bytes.length !== meta.bytes || sha256(bytes) !== meta.sha256) return { problem: `training snapshot at position ${meta.position} fails its checksum` };
+  if (meta && meta.format === FORMAT && meta.fingerprint !== fingerprint) return {};
+  const { bytes, problem } = readBlobSnapshot<TrainingSnapshotMeta>(place(store, env), FORMAT, 'training snapshot');
+  if (!bytes) return problem ? { problem } : {};
   try {
     const pass = decodePass(bytes);
-    if (pass.position !== meta.position) return { problem: `training snapshot covers ${pass.position}, its meta says ${meta.position}` };
+    if (pass.position !== meta!.position) return { problem: `training snapshot covers ${pass.position}, its meta says ${meta!.position}` };
     return { pass };
   } catch (err) {
     return { problem: (err as Error).message };

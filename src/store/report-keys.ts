@@ -9,8 +9,9 @@
  * | key                                        | value    | writer   |
  * |--------------------------------------------|----------|----------|
  * | [env, 'repr', 'd' or 'h', period, writer]  | Rollup   | one record per day (or UTC hour `YYYY-MM-DDTHH`) and writer (`builder`, `requests`): what reports read |
- * | [env, 'repu', day, user_group, who]        | [revenue, converted 0/1] | builder: one A/B unit (a user-day) |
- * | [env, 'repi', day, 'clicked', ix]         | number   | builder: clicks per item |
+ * | [env, 'repu', day, user_group, who]        | [revenue, converted 0/1] | builder: one A/B unit (a user-day), when not in its snapshot (model/reports.ts) |
+ * | [env, 'repk', day, chunk]                  | u32 × COUNT_CHUNK_ITEMS | builder: clicks per item of the chunk |
+ * | [env, 'repi', day, 'clicked', ix]         | number   | builder, before 'repk': clicks per item (still read) |
  * | [env, 'repn', day, chunk]                  | u32 × COUNT_CHUNK_ITEMS | request counter: times each item of ix chunk × COUNT_CHUNK_ITEMS on was recommended (shown) |
  * | [env, 'repc', day, chunk]                  | bitset of COVERAGE_CHUNK_ITEMS | request counter: items of the chunk recommended that day (coverage) |
  * | [env, 'replat', 'd' or 'h', period]        | number[] | request counter: recommendation latency histogram |
@@ -38,7 +39,7 @@ export function hasEventRollups(state: Database, env: string): boolean {
   return false;
 }
 export const unitKey = (env: string, day: string, userGroup: string, who: string) => [env, 'repu', day, userGroup, who];
-export const itemCountKey = (env: string, day: string, kind: 'clicked', ix: number) => [env, 'repi', day, kind, ix];
+export const clickedCountsKey = (env: string, day: string, chunk: number) => [env, 'repk', day, chunk];
 /** Items per counts chunk: 1 KB of u32, stored within a leaf page. */
 export const COUNT_CHUNK_ITEMS = 256;
 /** Items per coverage chunk: 1 KB of bits. */

@@ -91,14 +91,18 @@ interface ItemCount {
 /** The `limit` items most recommended or most clicked over the days, most first (ties by index). */
 export function readTopItems(store: Store, env: string, kind: 'recommended' | 'clicked', from: string, to: string, limit: number): ItemCount[] {
   const counts = new Map<number, number>();
-  // One range read over the days: [env, 'repn', day, chunk] per-ix chunks, or [env, 'repi', day, kind, ix].
-  if (kind === 'recommended') {
-    for (const { key, value } of store.modelState.getRange({ start: [env, 'repn', from], end: [env, 'repn', `${to}\uffff`] })) {
+  const addChunks = (tag: 'repn' | 'repk') => {
+    for (const { key, value } of store.modelState.getRange({ start: [env, tag, from], end: [env, tag, `${to}\uffff`] })) {
       const perIx = copyU32(value as Uint8Array);
       const first = chunkStart(key, COUNT_CHUNK_ITEMS);
       for (let i = 0; i < perIx.length; i++) if (perIx[i]! > 0) counts.set(first + i, (counts.get(first + i) ?? 0) + perIx[i]!);
     }
-  } else {
+  };
+  // One range read over the days per record form: [env, 'repn' or 'repk', day, chunk] per-ix chunks,
+  // and clicks written a record per item before chunks, [env, 'repi', day, 'clicked', ix].
+  if (kind === 'recommended') addChunks('repn');
+  else {
+    addChunks('repk');
     for (const { key, value } of store.modelState.getRange({ start: [env, 'repi', from], end: [env, 'repi', `${to}\uffff`] })) {
       const [, , , keyKind, ix] = key as [string, string, string, string, number];
       if (keyKind === kind) counts.set(ix, (counts.get(ix) ?? 0) + (value as number));

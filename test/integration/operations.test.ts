@@ -122,7 +122,8 @@ describe('a server with CORS for one origin and a sampled access log', () => {
     // The report counters' thread writes the event at its own pace (every second).
     const health = await waitFor('the report counters\' first commit', async () => {
       const h = (await (await fetch(`${server.url}/health`)).json()) as {
-        model_builder: { flush_ms: MsSummaryWire; flush_cpu_ms: Cpu; reports_flush_ms: MsSummaryWire | null; reports_flush_cpu_ms: Cpu | null };
+        model_builder: { flush_ms: MsSummaryWire; flush_cpu_ms: Cpu; reports_flush_ms: MsSummaryWire | null; reports_flush_cpu_ms: Cpu | null;
+          reports_snapshots: { count: number; last_ms: number | null; last_cpu_ms: number | null; mean_cpu_ms: number | null } | null };
         request_counter: { flush_ms: MsSummaryWire };
       };
       return (h.model_builder.reports_flush_ms?.count ?? 0) >= 1 ? h : undefined;
@@ -141,6 +142,9 @@ describe('a server with CORS for one origin and a sampled access log', () => {
     assert.ok(reports.max >= 0 && reports.p50 <= reports.p99 && reports.p99 <= reports.max, JSON.stringify(reports));
     assert.equal(reportsCpu.count, reports.count, JSON.stringify(health.model_builder));
     assert.ok(reportsCpu.mean !== null && reportsCpu.mean >= 0 && reportsCpu.mean <= reports.max + 5, JSON.stringify(reportsCpu));
+    // A fresh store's first commit of the report counters is followed by their clicks and units' first snapshot.
+    const snapshots = health.model_builder.reports_snapshots!;
+    assert.ok(snapshots.count >= 1 && snapshots.last_ms! >= 0 && snapshots.last_cpu_ms! >= 0 && snapshots.mean_cpu_ms! >= 0, JSON.stringify(snapshots));
   });
 
   test("/health counts the builder's flushes that write only request counters (recommendations served, no event)", async () => {

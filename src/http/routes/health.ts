@@ -62,6 +62,15 @@ export type MsSummaryWire = ReturnType<typeof msToWire>;
 /** A builder thread's flushes by their CPU time: how many, and the mean in ms. */
 const flushCpuToWire = (stats: BuilderStats) => ({ count: stats.flush.count, mean: stats.flush.count > 0 ? Math.round((stats.flushCpuMs / stats.flush.count) * 1000) / 1000 : null });
 
+const ms3 = (ms: number) => Math.round(ms * 1000) / 1000;
+/** A builder thread's snapshots: how many, the last one's wall and CPU time, their CPU time on average (ms). */
+const snapshotsToWire = ({ snapshots: s }: BuilderStats) => ({
+  count: s.count,
+  last_ms: s.count > 0 ? ms3(s.lastMs) : null,
+  last_cpu_ms: s.count > 0 ? ms3(s.lastCpuMs) : null,
+  mean_cpu_ms: s.count > 0 ? ms3(s.cpuMs / s.count) : null,
+});
+
 export function registerHealthRoute(server: HttpServer, builder: ModelBuilder, trainer?: ModelTrainer, extras: HealthExtras = {}): void {
   const { tokenEndpoint, eventLog, catalog } = extras;
   server.route('get', '/health', { status: {} }, (ex) => {
@@ -90,6 +99,8 @@ export function registerHealthRoute(server: HttpServer, builder: ModelBuilder, t
             // The report counters' commits, in their own thread (null until it reports).
             reports_flush_ms: builder.reportsStats ? msToWire(builder.reportsStats.flush) : null,
             reports_flush_cpu_ms: builder.reportsStats ? flushCpuToWire(builder.reportsStats) : null,
+            // Their clicks and units, snapshotted apart about once a minute (model/report-snapshot.ts).
+            reports_snapshots: builder.reportsStats ? snapshotsToWire(builder.reportsStats) : null,
             positions: stats.positions,
             skipped: stats.skipped,
             // The item layout (filter arrays, content vectors, item view records) of catalog changes:
