@@ -8,10 +8,10 @@
  * click). Also the intake per event type, clicks per item, and the A/B units: a user-day per
  * user group with its attributed revenue, whose sums (users, converters, revenue, revenue²)
  * are what the A/B comparison needs. Counts are summed in memory and added to the stored ones
- * at each flush, with the clicked items' chunks; the clicks and units, which no report reads, are
- * kept in memory and written as a snapshot (model/report-snapshot.ts) about once a minute and at a
- * stop. A restart loads the snapshot and applies the events after its position to the clicks and
- * units alone, up to the position the counters cover (`countedUpTo`), then counts again.
+ * at each flush (one-second rollups); the clicks and units, which no report reads, and the clicks
+ * per item are kept in memory and written with a snapshot (model/report-snapshot.ts) about once a
+ * minute and at a stop. A restart loads the snapshot and applies the events after its position to
+ * those alone, up to the position the counters cover (`countedUpTo`), then counts again.
  */
 import type { TrackedEvent } from '../domain/event.ts';
 import { addToRollup, clickedCountsKey, dayOf, hourOf, rollupKey, unitKey } from '../store/report-keys.ts';
@@ -89,8 +89,10 @@ export class ReportState {
   #mayExist: boolean;
   /** Clicks per item, by day. */
   readonly #clickedItems = new Map<string, ItemCountChunks>();
-  /** Events still to apply to clicks and units alone: the counters already hold them (a restart from a snapshot). */
+  /** Events still to apply to clicks, units and clicked items alone: the counters already hold them (a restart from a snapshot). */
   #replayLeft: number;
+  /** Events whose clicks the stored clicked-item chunks already hold (a replay from before a snapshot that could not be used). */
+  #clickedLeft: number;
   #newestT = 0;
   #changedSinceSnapshot = false;
   #lastSnapshotAt = Date.now();
@@ -107,7 +109,7 @@ export class ReportState {
     this.#store = store;
     this.#env = env;
     this.#windowMs = attributionWindowSec * 1000;
-    const { snapshot, problem } = countedUpTo > 0 ? readReportSnapshot(store, env) : {};
+    const { snapshot, problem, position } = countedUpTo > 0 ? readReportSnapshot(store, env) : {};
     if (snapshot && snapshot.position > countedUpTo) this.problem = `report state snapshot covers ${snapshot.position}, beyond the counters' ${countedUpTo}`;
     else this.problem = problem;
     if (snapshot && !this.problem) {
@@ -127,6 +129,8 @@ export class ReportState {
       if (countedUpTo === 0) this.#lastSnapshotAt = -Infinity;
     }
     this.#replayLeft = countedUpTo - this.resumeFrom;
+    // The chunks written with the snapshot that was not used cover its meta's position.
+    this.#clickedLeft = this.problem && position !== undefined ? Math.max(0, Math.min(position, countedUpTo) - this.resumeFrom) : 0;
   }
 
   #slot(dimension: string, value: string, metric: string): number {
@@ -221,6 +225,8 @@ export class ReportState {
     // Replayed after a snapshot's position: to the clicks and units alone.
     const counting = this.#replayLeft === 0;
     if (!counting) this.#replayLeft--;
+    const clickedCounted = this.#clickedLeft === 0;
+    if (!clickedCounted) this.#clickedLeft--;
     this.#changedSinceSnapshot = true;
     if (t > this.#newestT) this.#newestT = t;
     const type = e.event_type;
@@ -244,7 +250,7 @@ export class ReportState {
       const itemKey = `${String(e.action_item_type)}${SEP}${String(e.action_item)}`;
       if (dayCounts && hourCounts) this.#count(dayCounts, hourCounts, e, 'clicks');
       if (who && group) this.#unit(dayCounts, day, group, who);
-      if (ix !== undefined && counting) this.#clicked(day).add(ix, 1);
+      if (ix !== undefined && clickedCounted) this.#clicked(day).add(ix, 1);
       const memory: ClickMemory = { t, list_name: str(e.list_name), user_group: group, channel: str(e.channel), page_type: str(e.page_type) };
       // Under the user and the device both: a click made logged out is found by a purchase made logged in.
       // (An id named twice, a device id equal to the user id, sets the same entry twice.)
@@ -285,17 +291,13 @@ export class ReportState {
     return counts;
   }
 
-  /** Takes the pending counts and clicked-item chunks; the returned function adds them to LMDB (in a transaction). */
+  /** Takes the pending counts; the returned function adds them to LMDB (in a transaction). */
   prepareFlush(): () => void {
     // Per period: its rollup record gets every count at once.
     const byPeriod = new Map<string, Array<[string, number]>>();
     for (const { period, counts, order } of this.#periods.values()) {
       byPeriod.set(period, order.map((slot) => [this.#slotIds[slot]!, counts[slot]!]));
     }
-    const clickedWrites = [...this.#clickedItems.values()].map((counts) => counts.take(Infinity).write);
-    // A past day is dropped once written; the newest stays, its chunks read already.
-    const newestDay = [...this.#clickedItems.keys()].sort().at(-1);
-    for (const day of this.#clickedItems.keys()) if (day !== newestDay) this.#clickedItems.delete(day);
     this.#periods.clear();
     this.#lastPeriod.d = this.#lastPeriod.h = undefined;
     // No period refers to a slot any more: the registry can start again.
@@ -309,16 +311,15 @@ export class ReportState {
         const tag = period[0] as 'd' | 'h';
         addToRollup(state, rollupKey(this.#env, tag, period.slice(2), 'builder'), list);
       }
-      for (const write of clickedWrites) write();
     };
   }
 
   /**
    * The snapshot of the clicks and units when one is due (`final`: at a stop, whenever anything
-   * changed), covering `position` (the last event applied); the returned function writes it, and
-   * the records of what it drops from memory, inside a transaction. Clicks past the attribution
-   * window are dropped, units of days before yesterday and whatever passes the bounds written a
-   * record each.
+   * changed), covering `position` (the last event applied); the returned function writes it, the
+   * clicked items' chunks counted in since the last, and the records of what it drops from memory,
+   * inside a transaction. Clicks past the attribution window are dropped, units of days before
+   * yesterday and whatever passes the bounds written a record each.
    */
   prepareSnapshot(position: number, final: boolean): (() => void) | undefined {
     const overBound = this.#clicks.size > MAX_CLICKS || this.#unitCount > MAX_UNITS;
@@ -346,8 +347,13 @@ export class ReportState {
     const encoded = encodeReportSnapshot({ position, mayExist: this.#mayExist, newestT: this.#newestT, clicks: [...this.#clicks.values()], units: this.#units });
     this.#changedSinceSnapshot = false;
     this.#lastSnapshotAt = Date.now();
+    const clickedWrites = [...this.#clickedItems.values()].map((counts) => counts.take(Infinity).write);
+    // A past day is dropped once written; the newest stays, its chunks read already.
+    const newestDay = [...this.#clickedItems.keys()].sort().at(-1);
+    for (const day of this.#clickedItems.keys()) if (day !== newestDay) this.#clickedItems.delete(day);
     const state = this.#store.modelState;
     return () => {
+      for (const write of clickedWrites) write();
       for (const { id, itemKey, memory } of spilledClicks) state.put(clickKey(this.#env, id, itemKey), memory);
       for (const [day, group, who, unit] of spilledUnits) state.put(unitKey(this.#env, day, group, who), unit);
       putReportSnapshot(this.#store, this.#env, position, encoded);

@@ -89,7 +89,7 @@ test('a restart replays the events after the snapshot to the clicks and units al
 test('a snapshot that fails its checksum is not used: the problem is said and the whole log is replayed to the clicks and units', async () => {
   await withModelStore((store) => {
     const reports = new ReportState(store, 'demo', 3600);
-    reports.add(click('popular'), T);
+    reports.add(click('popular'), T, 5);
     flush(store, reports, 1, true);
     const chunk = ['demo', 'repsnap', 'chunk', 0];
     const bytes = Buffer.from(store.model.getBinary(chunk)!);
@@ -99,12 +99,14 @@ test('a snapshot that fails its checksum is not used: the problem is said and th
     const restarted = new ReportState(store, 'demo', 3600, 1);
     assert.match(restarted.problem ?? '', /report state snapshot at position 1 fails its checksum/);
     assert.equal(restarted.resumeFrom, 0);
-    restarted.add(click('popular'), T);
+    restarted.add(click('popular'), T, 5);
     flush(store, restarted, 1);
     assert.deepEqual(counters(store), before);
     restarted.add(purchase(), T + 1000);
     flush(store, restarted, 2, true);
     assert.deepEqual(rollup(store)['list_name\u0000popular'], { clicks: 1, conversions: 1, purchase: 1, revenue: 3 });
+    // The clicked items' chunks were written with the snapshot: the replay does not count the click again.
+    assert.equal(copyU32(store.modelState.get(clickedCountsKey('demo', dayOf(T), 0)) as Uint8Array)[5], 1);
     // The snapshot written since is whole again.
     assert.equal(new ReportState(store, 'demo', 3600, 2).problem, undefined);
   });
@@ -170,13 +172,16 @@ test('clicked items are counted in chunks of items, and the top clicked items re
     reports.add(click('popular', { action_item: 'a3' }), T, 3);
     reports.add(click('popular', { action_item: 'a300' }), T, 300);
     reports.add(click('popular', { action_item: 'a300' }), T, 300);
-    flush(store, reports, 3);
+    // Written with the snapshot, not at the one-second commit.
+    assert.equal(flush(store, reports, 3), true);
+    reports.add(click('popular', { action_item: 'a3' }), T + 1, 3);
+    assert.equal(flush(store, reports, 4), false);
     assert.equal(copyU32(store.modelState.get(clickedCountsKey('demo', day, 0)) as Uint8Array)[3], 1);
     assert.equal(copyU32(store.modelState.get(clickedCountsKey('demo', day, 1)) as Uint8Array)[300 - 256], 2);
-    // Counted on from what is stored, after a restart.
-    const restarted = new ReportState(store, 'demo', 3600, 3);
-    restarted.add(click('popular', { action_item: 'a3' }), T, 3);
-    flush(store, restarted, 4);
+    // After a restart the click after the snapshot is counted again from the log, once.
+    const restarted = new ReportState(store, 'demo', 3600, 4);
+    restarted.add(click('popular', { action_item: 'a3' }), T + 1, 3);
+    flush(store, restarted, 4, true);
     assert.deepEqual(
       readTopItems(store, 'demo', 'clicked', day, day, 10).map((i) => [i.item_id, i.count]),
       [['a301', 5], ['a3', 2], ['a300', 2]],
