@@ -31,12 +31,14 @@ function openReadOnly(dataDir: string) {
  * written between a test's two reads), the request counter's report records (`requests`, recommended items, coverage, latency:
  * flushed about once a second after earlier requests, recommend/request-counter.ts), and the
  * builder's ranked lists ([env, 'top', ...]: written at its start and when an hour turns,
- * model/popularity.ts), and the fingerprint of its item view records ([env, 'ivf']: written at
- * its start once the records are made, store/item-view.ts).
+ * model/popularity.ts), the fingerprint of its item view records ([env, 'ivf']: written at
+ * its start once the records are made, store/item-view.ts), and the report counters' state
+ * snapshot with the clicked items' chunks ([env, 'repsnap', ...], [env, 'repk', ...]: about once
+ * a minute, model/report-snapshot.ts).
  */
 function ownedByBackgroundWriter(key: unknown): boolean {
   if (!Array.isArray(key)) return false;
-  if (key[1] === 'tm' || key[1] === 'training' || key[1] === 'top' || key[1] === 'ivf' || key[1] === 'repc' || key[1] === 'repn' || key[1] === 'replat') return true;
+  if (['tm', 'training', 'top', 'ivf', 'repc', 'repn', 'replat', 'repsnap', 'repk'].includes(key[1] as string)) return true;
   return key[1] === 'repr' && key[4] === 'requests';
 }
 
