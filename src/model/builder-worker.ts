@@ -373,6 +373,7 @@ function flush(withLayout: boolean, countChunks?: number, final = false): void {
   behindSinceFlush = false;
   // Right after the flush: a snapshot never covers more than the stored positions.
   for (const [environment, model] of models) {
+    if (!model.prepareSnapshot) continue;
     const snapshotStartedAt = performance.now();
     const cpuAtSnapshot = cpuMs();
     const write = model.prepareSnapshot?.(positions[environment]!, final);
