@@ -85,6 +85,8 @@ export class ReportState {
   readonly #clicks = new Map<string, ClickEntry>();
   readonly #units: Units = new Map();
   #unitCount = 0;
+  /** Units held as their stored record has them (read from it, unchanged since): dropping them writes nothing. */
+  readonly #storedUnits = new WeakSet<Unit>();
   /** Whether clicks and units may be stored a record each that are not in memory: then a miss reads LMDB. */
   #mayExist: boolean;
   /** Clicks per item, by day. */
@@ -203,7 +205,8 @@ export class ReportState {
     if (!unit) {
       const stored = this.#mayExist ? (this.#store.modelState.get(unitKey(this.#env, day, group, who)) as Unit | undefined) : undefined;
       unit = stored ? [stored[0], stored[1]] : [0, 0];
-      if (!stored && dayCounts) this.#bump(dayCounts, 'user_group', group, 'users', 1);
+      if (stored) this.#storedUnits.add(unit);
+      else if (dayCounts) this.#bump(dayCounts, 'user_group', group, 'users', 1);
       byWho.set(who, unit);
       this.#unitCount++;
     }
@@ -278,6 +281,7 @@ export class ReportState {
       const unit = this.#unit(dayCounts, day, click.user_group, ids[0]);
       if (dayCounts) this.#bump(dayCounts, 'user_group', click.user_group, 'revenue_sq', (unit[0] + revenue) ** 2 - unit[0] ** 2);
       unit[0] += revenue;
+      this.#storedUnits.delete(unit);
       if (unit[1] === 0) {
         unit[1] = 1;
         if (dayCounts) this.#bump(dayCounts, 'user_group', click.user_group, 'converters', 1);
@@ -337,13 +341,17 @@ export class ReportState {
     const spilledUnits: Array<[day: string, group: string, who: string, unit: Unit]> = [];
     const yesterday = dayOf(this.#newestT - DAY_MS);
     const spillAllUnits = this.#unitCount > MAX_UNITS;
+    let droppedUnits = 0;
     for (const [day, byGroup] of this.#units) {
       if (day >= yesterday && !spillAllUnits) continue;
-      for (const [group, byWho] of byGroup) for (const [who, unit] of byWho) spilledUnits.push([day, group, who, unit]);
+      for (const [group, byWho] of byGroup) {
+        droppedUnits += byWho.size;
+        for (const [who, unit] of byWho) if (!this.#storedUnits.has(unit)) spilledUnits.push([day, group, who, unit]);
+      }
       this.#units.delete(day);
     }
-    this.#unitCount -= spilledUnits.length;
-    if (spilledClicks.length > 0 || spilledUnits.length > 0) this.#mayExist = true;
+    this.#unitCount -= droppedUnits;
+    if (spilledClicks.length > 0 || droppedUnits > 0) this.#mayExist = true;
     const encoded = encodeReportSnapshot({ position, mayExist: this.#mayExist, newestT: this.#newestT, clicks: [...this.#clicks.values()], units: this.#units });
     this.#changedSinceSnapshot = false;
     this.#lastSnapshotAt = Date.now();

@@ -145,6 +145,31 @@ test('a snapshot drops clicks past the attribution window and writes the units o
   });
 });
 
+test('units dropped from memory are written a record each only when their record is not already what memory holds', async () => {
+  await withModelStore((store) => {
+    const day = dayOf(T);
+    // Records from before snapshots: u1 read and left as it is, u2 read and changed by a purchase.
+    store.modelState.putSync(unitKey('demo', day, 'affinity', 'u1'), [0, 0]);
+    store.modelState.putSync(unitKey('demo', day, 'affinity', 'u2'), [0, 0]);
+    store.modelState.putSync(['demo', 'click', 'u2', 'article\u0000a1'], { t: T, list_name: 'popular', user_group: 'affinity' });
+    const reports = new ReportState(store, 'demo', 3600, 5);
+    const impression = (user: string) => ({ event_type: 'impression', user_id: user, user_group: 'affinity', list_name: 'popular', ...item }) as TrackedEvent;
+    reports.add(impression('u1'), T);
+    reports.add(impression('u2'), T);
+    reports.add(purchase({ user_id: 'u2' }), T + 1);
+    reports.add(impression('u3'), T + 2);
+    // Behind the state's back: had u1's unit been written again, this would be undone.
+    store.modelState.putSync(unitKey('demo', day, 'affinity', 'u1'), [7, 1]);
+    reports.add({ event_type: 'page_visit', user_id: 'u9' } as TrackedEvent, T + 3 * 86_400_000);
+    flush(store, reports, 10, true);
+    assert.deepEqual(store.modelState.get(unitKey('demo', day, 'affinity', 'u1')), [7, 1]);
+    assert.deepEqual(store.modelState.get(unitKey('demo', day, 'affinity', 'u2')), [3, 1]);
+    assert.deepEqual(store.modelState.get(unitKey('demo', day, 'affinity', 'u3')), [0, 0]);
+    // Counted as users once: u3 only (u1 and u2 had records).
+    assert.equal(rollup(store)['user_group\u0000affinity']!.users, 1);
+  });
+});
+
 test('past 250,000 clicks a snapshot writes the oldest a record each and keeps the newest in memory: both still attributed after a restart', { timeout: 120_000 }, async () => {
   await withModelStore((store) => {
     const reports = new ReportState(store, 'demo', 3600);
