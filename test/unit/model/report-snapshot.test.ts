@@ -1,0 +1,58 @@
+// Report state snapshots (model/report-snapshot.ts): a state encodes and decodes exactly; bytes that
+// do not hold a whole state are refused; and a process killed (SIGKILL) at a random moment while it
+// rewrites a multi-chunk snapshot over and over leaves a snapshot that reads back whole and sound,
+// one of the two it was writing, never a mix.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DEFAULT_CONFIG } from '../../../src/config/defaults.ts';
+import { decodeReportSnapshot, encodeReportSnapshot, readReportSnapshot } from '../../../src/model/report-snapshot.ts';
+import { Store } from '../../../src/store/open.ts';
+import { reportSnapshotOf } from '../../helpers/report-snapshot-state.ts';
+import { tempDir } from '../../helpers/server.ts';
+
+const WRITER = new URL('../../helpers/report-snapshot-writer.ts', import.meta.url).pathname;
+
+test('a report state decodes to what was encoded, absent labels included; a cut or padded one is refused', () => {
+  const state = reportSnapshotOf(7, 30_000);
+  const encoded = encodeReportSnapshot(state);
+  const decoded = decodeReportSnapshot(encoded);
+  assert.deepEqual(decoded, state);
+  assert.ok(encodeReportSnapshot(decoded).equals(encoded), 'encodes to the same bytes');
+  assert.throws(() => decodeReportSnapshot(encoded.subarray(0, encoded.length - 3)), /ends early/);
+  assert.throws(() => decodeReportSnapshot(Buffer.concat([encoded, Buffer.from([0])])), /after its end/);
+});
+
+test('kill -9 while a report state snapshot is rewritten leaves one whole snapshot, never a mix', async (t) => {
+  const expected = new Map([1000, 2000].map((position) => [position, encodeReportSnapshot(reportSnapshotOf(position))]));
+  assert.ok(expected.get(1000)!.length > 8 * 1024 * 1024, `${expected.get(1000)!.length} bytes: three chunks of 4 MB or more`);
+  for (let round = 0; round < 3; round++) {
+    const dir = tempDir();
+    try {
+      const child = spawn(process.execPath, ['--import', 'tsx', WRITER, dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const exited = new Promise((resolve) => child.on('exit', resolve));
+      let written = 0;
+      createInterface({ input: child.stdout! }).on('line', () => written++);
+      while (written < 2) await sleep(10);
+      const killAfterMs = Math.floor(Math.random() * 300);
+      t.diagnostic(`round ${round}: kill -9 ${killAfterMs} ms after the second commit`);
+      await sleep(killAfterMs);
+      child.kill('SIGKILL');
+      await exited;
+      const store = new Store({ ...DEFAULT_CONFIG.store, dataDir: dir });
+      try {
+        const { snapshot, problem } = readReportSnapshot(store, 'demo');
+        assert.equal(problem, undefined);
+        assert.ok(snapshot && expected.has(snapshot.position), `a snapshot of one of the two states (${snapshot?.position})`);
+        assert.ok(encodeReportSnapshot(snapshot).equals(expected.get(snapshot.position)!), 'exactly that state');
+      } finally {
+        await store.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+});
