@@ -3,16 +3,10 @@
 // rewrites a multi-chunk snapshot over and over leaves a snapshot that reads back whole and sound,
 // one of the two it was writing, never a mix.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
-import { createInterface } from 'node:readline';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { DEFAULT_CONFIG } from '../../../src/config/defaults.ts';
 import { decodeReportSnapshot, encodeReportSnapshot, readReportSnapshot } from '../../../src/model/report-snapshot.ts';
-import { Store } from '../../../src/store/open.ts';
+import { killWhileWriting } from '../../helpers/kill-while-writing.ts';
 import { reportSnapshotOf } from '../../helpers/report-snapshot-state.ts';
-import { tempDir } from '../../helpers/server.ts';
 
 const WRITER = new URL('../../helpers/report-snapshot-writer.ts', import.meta.url).pathname;
 
@@ -29,30 +23,10 @@ test('a report state decodes to what was encoded, absent labels included; a cut 
 test('kill -9 while a report state snapshot is rewritten leaves one whole snapshot, never a mix', async (t) => {
   const expected = new Map([1000, 2000].map((position) => [position, encodeReportSnapshot(reportSnapshotOf(position))]));
   assert.ok(expected.get(1000)!.length > 8 * 1024 * 1024, `${expected.get(1000)!.length} bytes: three chunks of 4 MB or more`);
-  for (let round = 0; round < 3; round++) {
-    const dir = tempDir();
-    try {
-      const child = spawn(process.execPath, ['--import', 'tsx', WRITER, dir], { stdio: ['ignore', 'pipe', 'inherit'] });
-      const exited = new Promise((resolve) => child.on('exit', resolve));
-      let written = 0;
-      createInterface({ input: child.stdout! }).on('line', () => written++);
-      while (written < 2) await sleep(10);
-      const killAfterMs = Math.floor(Math.random() * 300);
-      t.diagnostic(`round ${round}: kill -9 ${killAfterMs} ms after the second commit`);
-      await sleep(killAfterMs);
-      child.kill('SIGKILL');
-      await exited;
-      const store = new Store({ ...DEFAULT_CONFIG.store, dataDir: dir });
-      try {
-        const { snapshot, problem } = readReportSnapshot(store, 'demo');
-        assert.equal(problem, undefined);
-        assert.ok(snapshot && expected.has(snapshot.position), `a snapshot of one of the two states (${snapshot?.position})`);
-        assert.ok(encodeReportSnapshot(snapshot).equals(expected.get(snapshot.position)!), 'exactly that state');
-      } finally {
-        await store.close();
-      }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }
+  await killWhileWriting(t, WRITER, (store) => {
+    const { snapshot, problem } = readReportSnapshot(store, 'demo');
+    assert.equal(problem, undefined);
+    assert.ok(snapshot && expected.has(snapshot.position), `a snapshot of one of the two states (${snapshot?.position})`);
+    assert.ok(encodeReportSnapshot(snapshot).equals(expected.get(snapshot.position)!), 'exactly that state');
+  });
 });

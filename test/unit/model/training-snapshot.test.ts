@@ -3,16 +3,14 @@
 // while it rewrites a multi-chunk snapshot over and over leaves a snapshot that reads back
 // whole and sound, one of the two it was writing, never a mix.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { createInterface } from 'node:readline';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { DEFAULT_CONFIG } from '../../../src/config/defaults.ts';
 import { decodePass, encodePass, readTrainingSnapshot, type TrainingPass, writeTrainingSnapshot } from '../../../src/model/training-snapshot.ts';
 import { Store } from '../../../src/store/open.ts';
 import { snapshotPass } from '../../helpers/snapshot-pass.ts';
 import { tempDir } from '../../helpers/server.ts';
+import { killWhileWriting } from '../../helpers/kill-while-writing.ts';
 
 const WRITER = new URL('../../helpers/snapshot-writer.ts', import.meta.url).pathname;
 
@@ -53,30 +51,10 @@ test('a snapshot is used only under the settings it was made with; one under oth
 
 test('kill -9 while a snapshot is rewritten leaves one whole snapshot, never a mix', async (t) => {
   const expected = new Map([1000, 2000].map((position) => [position, encodePass(snapshotPass(position))]));
-  for (let round = 0; round < 3; round++) {
-    const dir = tempDir();
-    try {
-      const child = spawn(process.execPath, ['--import', 'tsx', WRITER, dir], { stdio: ['ignore', 'pipe', 'inherit'] });
-      const exited = new Promise((resolve) => child.on('exit', resolve));
-      let written = 0;
-      createInterface({ input: child.stdout! }).on('line', () => written++);
-      while (written < 2) await sleep(10);
-      const killAfterMs = Math.floor(Math.random() * 300);
-      t.diagnostic(`round ${round}: kill -9 ${killAfterMs} ms after the second commit`);
-      await sleep(killAfterMs);
-      child.kill('SIGKILL');
-      await exited;
-      const store = new Store({ ...DEFAULT_CONFIG.store, dataDir: dir });
-      try {
-        const { pass, problem } = readTrainingSnapshot(store, 'demo', 'fingerprint');
-        assert.equal(problem, undefined);
-        assert.ok(pass && expected.has(pass.position), `a snapshot of one of the two passes (${pass?.position})`);
-        assert.ok(encodePass(pass).equals(expected.get(pass.position)!), 'exactly that pass');
-      } finally {
-        await store.close();
-      }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }
+  await killWhileWriting(t, WRITER, (store) => {
+    const { pass, problem } = readTrainingSnapshot(store, 'demo', 'fingerprint');
+    assert.equal(problem, undefined);
+    assert.ok(pass && expected.has(pass.position), `a snapshot of one of the two passes (${pass?.position})`);
+    assert.ok(encodePass(pass).equals(expected.get(pass.position)!), 'exactly that pass');
+  });
 });
