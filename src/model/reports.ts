@@ -132,7 +132,7 @@ export class ReportState {
     }
     this.#replayLeft = countedUpTo - this.resumeFrom;
     // The chunks written with the snapshot that was not used cover its meta's position.
-    this.#clickedLeft = this.problem && position !== undefined ? Math.max(0, Math.min(position, countedUpTo) - this.resumeFrom) : 0;
+    this.#clickedLeft = this.problem && position !== undefined ? Math.max(0, position - this.resumeFrom) : 0;
   }
 
   #slot(dimension: string, value: string, metric: string): number {
