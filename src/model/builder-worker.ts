@@ -21,7 +21,7 @@ import { hasEventRollups } from '../store/report-keys.ts';
 import { onStoreChange, signalStoreChange } from '../store/change-signal.ts';
 import { Store } from '../store/open.ts';
 import { EnvironmentModel, usableItemType, type EventConsumer, type SkipCounts } from './environment-model.ts';
-import { EnvironmentReports } from './environment-reports.ts';
+import { ReportState } from './reports.ts';
 import { ItemIndices } from './item-indices.ts';
 import { migrateConsumerRecords } from './consumer-records.ts';
 import { ItemLayoutState } from './item-layout.ts';
@@ -38,7 +38,7 @@ export interface BuilderWorkerData {
   /**
    * Which consumer of the event log this thread is: the model (histories, co-occurrence,
    * popularity, the item layout and the request counters) or the report counters
-   * (environment-reports.ts), each with its own position.
+   * (reports.ts), each with its own position.
    */
   role: 'model' | 'reports';
   /** A BigInt64Array's memory, a slot per environment: how far the model has assigned item indices (readableEnd). */
@@ -164,7 +164,7 @@ for (const [environment, config] of Object.entries(data.environments)) {
   if (!reportsRole) migrateConsumerRecords(store, environment);
   const stored = (store.modelState.get(positionKey(environment)) as number | undefined) ?? 0;
   // Position 0: no flush ever wrote this environment's state, so first touches need not read it.
-  const model: EventConsumer = reportsRole ? new EnvironmentReports(store, environment, config, stored) : new EnvironmentModel(store, environment, config, stored === 0);
+  const model: EventConsumer = reportsRole ? new ReportState(store, environment, config.model.attributionWindowSec, stored) : new EnvironmentModel(store, environment, config, stored === 0);
   models.set(environment, model);
   // A consumer with a snapshot of its own may start before its stored position (its state replayed alone).
   positions[environment] = model.resumeFrom ?? stored;
@@ -286,9 +286,10 @@ function ingest(): number {
 const CATCH_UP_FLUSH_SHARE = 0.1;
 // Exact (a 20 µs sleep per reading): what /health reports of each flush is read off it.
 const cpuMs = threadCpuClock(true);
-/** CPU time of the last flush, ms (good to a few ms: thread-cpu.ts). */
+/** CPU time of the last flush, ms. */
 let lastFlushCpuMs = 0;
 let flushCpuMs = 0;
+const snapshots: BuilderStats['snapshots'] = { count: 0, lastMs: 0, lastCpuMs: 0, cpuMs: 0 };
 function catchUpFlushDelay(): number {
   return Math.min(data.catchUpFlushMs, Math.max(data.flushMs, lastFlushCpuMs / CATCH_UP_FLUSH_SHARE));
 }
@@ -376,7 +377,7 @@ function flush(withLayout: boolean, countChunks?: number, final = false): void {
     if (!model.prepareSnapshot) continue;
     const snapshotStartedAt = performance.now();
     const cpuAtSnapshot = cpuMs();
-    const write = model.prepareSnapshot?.(positions[environment]!, final);
+    const write = model.prepareSnapshot(positions[environment]!, final);
     if (!write) continue;
     transactionSyncRetried(store.modelRoot, write);
     snapshots.count++;
@@ -385,7 +386,6 @@ function flush(withLayout: boolean, countChunks?: number, final = false): void {
     snapshots.cpuMs += snapshots.lastCpuMs;
   }
 }
-const snapshots: BuilderStats['snapshots'] = { count: 0, lastMs: 0, lastCpuMs: 0, cpuMs: 0 };
 
 async function postStats(): Promise<void> {
   // The model's histograms alone reach /metrics (a post's prom-client JSON costs ~1 ms).

@@ -4,7 +4,7 @@
  * histories, item-item co-occurrence and popularity. What it cannot use it skips and counts by
  * reason. Item indices must already exist for every action item (the worker assigns them in a
  * small transaction first). The report counters are another consumer's
- * (environment-reports.ts), with their own position in the log.
+ * (reports.ts), with their own position in the log.
  */
 import type { EnvironmentConfig } from '../config/types.ts';
 import type { TrackedEvent } from '../domain/event.ts';

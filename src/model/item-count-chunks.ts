@@ -9,7 +9,7 @@
  * as whole-day records (model/request-counts.ts).
  */
 import type { Database, Key } from 'lmdb';
-import { grown } from '../domain/grown.ts';
+import { grown, quarterMore } from '../domain/grown.ts';
 import { copyU32 } from '../store/model.ts';
 import { COUNT_CHUNK_ITEMS } from '../store/report-keys.ts';
 
@@ -39,7 +39,7 @@ export class ItemCountChunks {
   add(item: number, n: number): number {
     const chunk = Math.floor(item / COUNT_CHUNK_ITEMS);
     if (chunk >= this.#chunkState.length) {
-      const chunks = Math.max(chunk + 1, this.#chunkState.length + (this.#chunkState.length >> 2));
+      const chunks = quarterMore(this.#chunkState.length, chunk + 1);
       this.#counts = grown(this.#counts, chunks * COUNT_CHUNK_ITEMS);
       this.#chunkState = grown(this.#chunkState, chunks);
     }

@@ -8,10 +8,11 @@
  * end arrays written beside the flags until the seventeenth session were read by nothing but
  * tests (the ranking workers take them from the item view records); whole 4 MB arrays at
  * 1,000,000 items, copied and rewritten at every layout flush of a file drop's catch-up, they are
- * gone, and a store's old records of them are removed by the next layout write. At the builder's start it also makes what an earlier version
- * did not write (migrateVectors, makeItemView).
+ * gone, and a store's old records of them are removed by the next layout write. At the builder's
+ * start it also makes what an earlier version did not write (migrateVectors, makeItemView).
  */
 import type { Config } from '../config/types.ts';
+import { grown } from '../domain/grown.ts';
 import type { Item, StoredItem } from '../domain/item.ts';
 import type { CatalogChange } from '../store/catalog.ts';
 import { itemIndexCount } from '../store/item-index.ts';
@@ -54,13 +55,6 @@ interface Layout {
   flags: Uint8Array;
 }
 
-function grow(array: Uint8Array, length: number): Uint8Array {
-  if (array.length >= length) return array;
-  const out = new Uint8Array(Math.max(length, array.length * 2, 1024));
-  out.set(array);
-  return out;
-}
-
 /** A pending vector's slot when the item has none to write (deleted). */
 const NO_VECTOR = -1;
 
@@ -79,11 +73,7 @@ class PendingVectors {
   write(ix: number, item: Item): void {
     let slot = this.slots.get(ix);
     if (slot === undefined || slot === NO_VECTOR) {
-      if ((this.#used + 1) * VECTOR_DIM > this.#arena.length) {
-        const grown = new Float32Array(this.#arena.length * 2);
-        grown.set(this.#arena);
-        this.#arena = grown;
-      }
+      if ((this.#used + 1) * VECTOR_DIM > this.#arena.length) this.#arena = grown(this.#arena, this.#arena.length * 2);
       this.slots.set(ix, (slot = this.#used++));
     }
     writeContentVector(item, this.#arena, slot * VECTOR_DIM);
@@ -150,7 +140,7 @@ export class ItemLayoutState {
         indexCounts.set(change.environment, count);
       }
       const length = Math.max(change.ix + 1, count);
-      layout.flags = grow(layout.flags, length);
+      if (layout.flags.length < length) layout.flags = grown(layout.flags, Math.max(length, layout.flags.length * 2, 1024));
       this.#dirty.add(change.environment);
       // The item as it is now: any later change in the feed will be applied after this one.
       const stored = this.#store.items.get([change.environment, change.itemType, change.itemId]) as StoredItem | undefined;

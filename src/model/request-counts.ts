@@ -18,7 +18,7 @@
  * request (now 0.9 ms and 1.1 µs; issue 12 asks periodic commits for under 1 ms each).
  */
 import type { HourTotals, ItemTotals, RequestCounts } from '../domain/request-counts.ts';
-import { grown } from '../domain/grown.ts';
+import { grown, quarterMore } from '../domain/grown.ts';
 import { ItemCountChunks } from './item-count-chunks.ts';
 import type { Store } from '../store/open.ts';
 import { addToRollup, COVERAGE_CHUNK_ITEMS, coverageKey, dayOf, hourOf, latencyKey, recommendedCountsKey, rollupKey } from '../store/report-keys.ts';
@@ -136,7 +136,7 @@ class DayItems {
   #cover(item: number): void {
     const chunk = Math.floor(item / COVERAGE_CHUNK_ITEMS);
     if (chunk >= this.#coverageState.length) {
-      const chunks = Math.max(chunk + 1, this.#coverageState.length + (this.#coverageState.length >> 2));
+      const chunks = quarterMore(this.#coverageState.length, chunk + 1);
       this.#coverage = grown(this.#coverage, (chunks * COVERAGE_CHUNK_ITEMS) / 8);
       this.#coverageState = grown(this.#coverageState, chunks);
     }

@@ -139,9 +139,3 @@ export function writeContentVector(item: Item, out: Float32Array, offset = 0): b
   for (let d = offset; d < offset + VECTOR_DIM; d++) out[d]! *= scale;
   return true;
 }
-
-/** The item's content vector in memory of its own, or null when it has no content features (an all-zero row). */
-export function contentVector(item: Item): Float32Array | null {
-  const out = new Float32Array(VECTOR_DIM);
-  return writeContentVector(item, out) ? out : null;
-}

@@ -36,7 +36,7 @@ export const UNKNOWN_TYPE = 255;
 /** Model-state keys of the builder's positions: the last event seq and catalog change seq it wrote. */
 export const eventsPositionKey = (env: string) => [env, 'pos', 'events'];
 export const CHANGES_POSITION_KEY = ['pos', 'changes'];
-/** The last event seq the report counters (model/environment-reports.ts) wrote: a consumer of the log of their own. */
+/** The last event seq the report counters (model/reports.ts) wrote: a consumer of the log of their own. */
 export const reportsPositionKey = (env: string) => [env, 'pos', 'reports'];
 
 /**

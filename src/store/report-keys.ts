@@ -2,7 +2,7 @@
  * @module store/report-keys
  * Keys of the reporting counters in the `model-state` database, and the UTC periods they are
  * filed under. Every key has exactly one writer, so its read-modify-write adds never race:
- * the model builder's reports thread (events: model/environment-reports.ts) or the request
+ * the model builder's reports thread (events: model/reports.ts) or the request
  * counter (requests, recommended items, latency). The report routes only read them: a report is a range read over days, never
  * a scan of the event log.
  *

@@ -59,10 +59,9 @@ const msToWire = (s: MsSummary) => ({ count: s.count, p50: s.p50Ms, p99: s.p99Ms
 /** A timing summary as /health shows it (`flush_ms`), for its readers (benchmarks, tests). */
 export type MsSummaryWire = ReturnType<typeof msToWire>;
 
-/** A builder thread's flushes by their CPU time: how many, and the mean in ms. */
-const flushCpuToWire = (stats: BuilderStats) => ({ count: stats.flush.count, mean: stats.flush.count > 0 ? Math.round((stats.flushCpuMs / stats.flush.count) * 1000) / 1000 : null });
-
 const ms3 = (ms: number) => Math.round(ms * 1000) / 1000;
+/** A builder thread's flushes by their CPU time: how many, and the mean in ms. */
+const flushCpuToWire = (stats: BuilderStats) => ({ count: stats.flush.count, mean: stats.flush.count > 0 ? ms3(stats.flushCpuMs / stats.flush.count) : null });
 /** A builder thread's snapshots: how many, the last one's wall and CPU time, their CPU time on average (ms). */
 const snapshotsToWire = ({ snapshots: s }: BuilderStats) => ({
   count: s.count,
@@ -94,7 +93,7 @@ export function registerHealthRoute(server: HttpServer, builder: ModelBuilder, t
             lag_ms: { p50: stats.lag.p50Ms, p99: stats.lag.p99Ms, max: stats.lag.maxMs },
             // How long a flush holds the builder's thread (issue 12: periodic commits under 1 ms each).
             flush_ms: msToWire(stats.flush),
-            // Their CPU time on average (the thread's CPU clock is good to a tick per reading).
+            // Their CPU time on average (the thread's exact CPU clock, thread-cpu.ts).
             flush_cpu_ms: flushCpuToWire(stats),
             // The report counters' commits, in their own thread (null until it reports).
             reports_flush_ms: builder.reportsStats ? msToWire(builder.reportsStats.flush) : null,

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ENVIRONMENT_DEFAULTS } from '../../../src/config/defaults.ts';
 import { ItemLayoutState } from '../../../src/model/item-layout.ts';
-import { contentVector } from '../../../src/recommend/content-vector.ts';
+import { contentVector } from '../../helpers/content-vector.ts';
 import { VECTOR_DIM } from '../../../src/recommend/reference-ranker.ts';
 import { Catalog } from '../../../src/store/catalog.ts';
 import { ITEM_VIEW_CHUNK_ITEMS, itemViewChunkKey, itemViewFingerprint, itemViewFingerprintKey, itemViewProgressKey, type StoredChunk } from '../../../src/store/item-view.ts';

@@ -34,8 +34,8 @@ const counters = (store: Store) => [...store.modelState.getRange({ start: ['demo
 test('a click repeated is kept as its latest in the snapshot, no record of its own, and a purchase after a restart is attributed to it', async () => {
   await withModelStore((store) => {
     const reports = new ReportState(store, 'demo', 3600);
-    reports.add(click('trending'), T);
-    reports.add(click('popular'), T + 1000);
+    reports.apply(T, click('trending'));
+    reports.apply(T + 1000, click('popular'));
     // A fresh state snapshots at its first flush.
     assert.equal(flush(store, reports, 2), true);
     assert.equal(store.modelState.get(['demo', 'click', 'u1', 'article\u0000a1']), undefined);
@@ -43,7 +43,7 @@ test('a click repeated is kept as its latest in the snapshot, no record of its o
     const restarted = new ReportState(store, 'demo', 3600, 2);
     assert.equal(restarted.resumeFrom, 2);
     assert.equal(restarted.problem, undefined);
-    restarted.add(purchase(), T + 2000);
+    restarted.apply(T + 2000, purchase());
     flush(store, restarted, 3, true);
     assert.deepEqual(rollup(store)['list_name\u0000popular'], { clicks: 1, conversions: 1, purchase: 1, revenue: 3 });
     assert.deepEqual(rollup(store)['list_name\u0000trending'], { clicks: 1 });
@@ -53,30 +53,30 @@ test('a click repeated is kept as its latest in the snapshot, no record of its o
 
 test('a restart replays the events after the snapshot to the clicks and units alone: counters unchanged, then attribution as if never stopped', async () => {
   await withModelStore((store) => {
-    const events: Array<[TrackedEvent, number]> = [
-      [click('trending', { action_item: 'a0' }), T],
-      [{ event_type: 'impression', user_id: 'u2', user_group: 'baseline', list_name: 'popular', ...item } as TrackedEvent, T + 10],
+    const events: Array<[number, TrackedEvent]> = [
+      [T, click('trending', { action_item: 'a0' })],
+      [T + 10, { event_type: 'impression', user_id: 'u2', user_group: 'baseline', list_name: 'popular', ...item } as TrackedEvent],
       // After the snapshot, counted and flushed but not snapshotted (the next is a minute away).
-      [click('popular'), T + 20],
-      [{ event_type: 'impression', user_id: 'u3', user_group: 'baseline', list_name: 'popular', ...item } as TrackedEvent, T + 30],
+      [T + 20, click('popular')],
+      [T + 30, { event_type: 'impression', user_id: 'u3', user_group: 'baseline', list_name: 'popular', ...item } as TrackedEvent],
     ];
     const reports = new ReportState(store, 'demo', 3600);
-    reports.add(...events[0]!);
-    reports.add(...events[1]!);
+    reports.apply(...events[0]!);
+    reports.apply(...events[1]!);
     assert.equal(flush(store, reports, 2), true);
-    reports.add(...events[2]!);
-    reports.add(...events[3]!);
+    reports.apply(...events[2]!);
+    reports.apply(...events[3]!);
     assert.equal(flush(store, reports, 4), false);
     const before = counters(store);
     const restarted = new ReportState(store, 'demo', 3600, 4);
     assert.equal(restarted.resumeFrom, 2);
-    restarted.add(...events[2]!);
-    restarted.add(...events[3]!);
+    restarted.apply(...events[2]!);
+    restarted.apply(...events[3]!);
     flush(store, restarted, 4);
     assert.deepEqual(counters(store), before);
     // Counting again: the click replayed is found, and the units replayed are not new users.
-    restarted.add(purchase(), T + 40);
-    restarted.add({ event_type: 'impression', user_id: 'u3', user_group: 'baseline', list_name: 'popular', ...item } as TrackedEvent, T + 50);
+    restarted.apply(T + 40, purchase());
+    restarted.apply(T + 50, { event_type: 'impression', user_id: 'u3', user_group: 'baseline', list_name: 'popular', ...item } as TrackedEvent);
     flush(store, restarted, 6, true);
     const counts = rollup(store);
     assert.deepEqual(counts['list_name\u0000popular'], { impressions: 3, clicks: 1, conversions: 1, purchase: 1, revenue: 3 });
@@ -89,7 +89,7 @@ test('a restart replays the events after the snapshot to the clicks and units al
 test('a snapshot that fails its checksum is not used: the problem is said and the whole log is replayed to the clicks and units', async () => {
   await withModelStore((store) => {
     const reports = new ReportState(store, 'demo', 3600);
-    reports.add(click('popular'), T, 5);
+    reports.apply(T, click('popular'), 5);
     flush(store, reports, 1, true);
     const chunk = ['demo', 'repsnap', 'chunk', 0];
     const bytes = Buffer.from(store.model.getBinary(chunk)!);
@@ -99,10 +99,10 @@ test('a snapshot that fails its checksum is not used: the problem is said and th
     const restarted = new ReportState(store, 'demo', 3600, 1);
     assert.match(restarted.problem ?? '', /report state snapshot at position 1 fails its checksum/);
     assert.equal(restarted.resumeFrom, 0);
-    restarted.add(click('popular'), T, 5);
+    restarted.apply(T, click('popular'), 5);
     flush(store, restarted, 1);
     assert.deepEqual(counters(store), before);
-    restarted.add(purchase(), T + 1000);
+    restarted.apply(T + 1000, purchase());
     flush(store, restarted, 2, true);
     assert.deepEqual(rollup(store)['list_name\u0000popular'], { clicks: 1, conversions: 1, purchase: 1, revenue: 3 });
     // The clicked items' chunks were written with the snapshot: the replay does not count the click again.
@@ -118,7 +118,7 @@ test('a store written before snapshots (a record per click, no snapshot) resumes
     store.modelState.putSync(['demo', 'pos', 'reports'], 7);
     const reports = new ReportState(store, 'demo', 3600, 7);
     assert.deepEqual([reports.resumeFrom, reports.problem], [7, undefined]);
-    reports.add(purchase(), T + 1000);
+    reports.apply(T + 1000, purchase());
     flush(store, reports, 8);
     assert.deepEqual(rollup(store)['list_name\u0000popular'], { conversions: 1, purchase: 1, revenue: 3 });
   });
@@ -127,17 +127,17 @@ test('a store written before snapshots (a record per click, no snapshot) resumes
 test('a snapshot drops clicks past the attribution window and writes the units of days before yesterday a record each, still found', async () => {
   await withModelStore((store) => {
     const reports = new ReportState(store, 'demo', 3600);
-    reports.add(click('popular'), T);
+    reports.apply(T, click('popular'));
     const later = T + 3 * 86_400_000;
-    reports.add({ event_type: 'page_visit', user_id: 'u9' } as TrackedEvent, later);
+    reports.apply(later, { event_type: 'page_visit', user_id: 'u9' } as TrackedEvent);
     flush(store, reports, 2, true);
     assert.deepEqual(store.modelState.get(unitKey('demo', dayOf(T), 'affinity', 'u1')), [0, 0]);
     // The click is past the window: a purchase now is not attributed, and nothing was written of it.
     assert.equal(store.modelState.get(['demo', 'click', 'u1', 'article\u0000a1']), undefined);
     const restarted = new ReportState(store, 'demo', 3600, 2);
-    restarted.add(purchase(), later + 1000);
+    restarted.apply(later + 1000, purchase());
     // An impression on the old day (a clock stepped back) finds its unit: not a new user.
-    restarted.add({ event_type: 'impression', user_id: 'u1', user_group: 'affinity', list_name: 'popular', ...item } as TrackedEvent, T + 5);
+    restarted.apply(T + 5, { event_type: 'impression', user_id: 'u1', user_group: 'affinity', list_name: 'popular', ...item } as TrackedEvent);
     flush(store, restarted, 4, true);
     assert.equal(rollup(store, later)['event_type\u0000purchase']!.events, 1);
     assert.equal(rollup(store, later)['list_name\u0000popular'], undefined);
@@ -154,13 +154,13 @@ test('units dropped from memory are written a record each only when their record
     store.modelState.putSync(['demo', 'click', 'u2', 'article\u0000a1'], { t: T, list_name: 'popular', user_group: 'affinity' });
     const reports = new ReportState(store, 'demo', 3600, 5);
     const impression = (user: string) => ({ event_type: 'impression', user_id: user, user_group: 'affinity', list_name: 'popular', ...item }) as TrackedEvent;
-    reports.add(impression('u1'), T);
-    reports.add(impression('u2'), T);
-    reports.add(purchase({ user_id: 'u2' }), T + 1);
-    reports.add(impression('u3'), T + 2);
+    reports.apply(T, impression('u1'));
+    reports.apply(T, impression('u2'));
+    reports.apply(T + 1, purchase({ user_id: 'u2' }));
+    reports.apply(T + 2, impression('u3'));
     // Behind the state's back: had u1's unit been written again, this would be undone.
     store.modelState.putSync(unitKey('demo', day, 'affinity', 'u1'), [7, 1]);
-    reports.add({ event_type: 'page_visit', user_id: 'u9' } as TrackedEvent, T + 3 * 86_400_000);
+    reports.apply(T + 3 * 86_400_000, { event_type: 'page_visit', user_id: 'u9' } as TrackedEvent);
     flush(store, reports, 10, true);
     assert.deepEqual(store.modelState.get(unitKey('demo', day, 'affinity', 'u1')), [7, 1]);
     assert.deepEqual(store.modelState.get(unitKey('demo', day, 'affinity', 'u2')), [3, 1]);
@@ -174,15 +174,15 @@ test('past 250,000 clicks a snapshot writes the oldest a record each and keeps t
   await withModelStore((store) => {
     const reports = new ReportState(store, 'demo', 3600);
     const n = 260_000;
-    for (let i = 0; i < n; i++) reports.add(click('popular', { user_id: `u${i}`, user_group: undefined, action_item: `a${i % 7}` }), T + i);
+    for (let i = 0; i < n; i++) reports.apply(T + i, click('popular', { user_id: `u${i}`, user_group: undefined, action_item: `a${i % 7}` }));
     // Over the bound: due at once, not a minute later.
     assert.equal(flush(store, reports, n), true);
     assert.ok(store.modelState.get(['demo', 'click', 'u0', 'article\u0000a0']), 'the oldest click is written a record');
     assert.equal(store.modelState.get(['demo', 'click', `u${n - 1}`, `article\u0000a${(n - 1) % 7}`]), undefined);
     const restarted = new ReportState(store, 'demo', 3600, n);
-    restarted.add(purchase({ user_id: 'u0', action_item: 'a0' }), T + n);
-    restarted.add(purchase({ user_id: `u${n - 1}`, action_item: `a${(n - 1) % 7}` }), T + n);
-    restarted.add(purchase({ user_id: 'u1', action_item: 'a6' }), T + n);
+    restarted.apply(T + n, purchase({ user_id: 'u0', action_item: 'a0' }));
+    restarted.apply(T + n, purchase({ user_id: `u${n - 1}`, action_item: `a${(n - 1) % 7}` }));
+    restarted.apply(T + n, purchase({ user_id: 'u1', action_item: 'a6' }));
     flush(store, restarted, n + 3, true);
     assert.deepEqual(rollup(store)['list_name\u0000popular'], { clicks: n, conversions: 2, purchase: 2, revenue: 6 });
   });
@@ -194,18 +194,18 @@ test('clicked items are counted in chunks of items, and the top clicked items re
     const day = dayOf(T);
     store.modelState.putSync(['demo', 'repi', day, 'clicked', 301], 5);
     const reports = new ReportState(store, 'demo', 3600);
-    reports.add(click('popular', { action_item: 'a3' }), T, 3);
-    reports.add(click('popular', { action_item: 'a300' }), T, 300);
-    reports.add(click('popular', { action_item: 'a300' }), T, 300);
+    reports.apply(T, click('popular', { action_item: 'a3' }), 3);
+    reports.apply(T, click('popular', { action_item: 'a300' }), 300);
+    reports.apply(T, click('popular', { action_item: 'a300' }), 300);
     // Written with the snapshot, not at the one-second commit.
     assert.equal(flush(store, reports, 3), true);
-    reports.add(click('popular', { action_item: 'a3' }), T + 1, 3);
+    reports.apply(T + 1, click('popular', { action_item: 'a3' }), 3);
     assert.equal(flush(store, reports, 4), false);
     assert.equal(copyU32(store.modelState.get(clickedCountsKey('demo', day, 0)) as Uint8Array)[3], 1);
     assert.equal(copyU32(store.modelState.get(clickedCountsKey('demo', day, 1)) as Uint8Array)[300 - 256], 2);
     // After a restart the click after the snapshot is counted again from the log, once.
     const restarted = new ReportState(store, 'demo', 3600, 4);
-    restarted.add(click('popular', { action_item: 'a3' }), T + 1, 3);
+    restarted.apply(T + 1, click('popular', { action_item: 'a3' }), 3);
     flush(store, restarted, 4, true);
     assert.deepEqual(
       readTopItems(store, 'demo', 'clicked', day, day, 10).map((i) => [i.item_id, i.count]),
@@ -217,7 +217,7 @@ test('clicked items are counted in chunks of items, and the top clicked items re
 test('counts stay exact across a flush that drops the slot registry (over 10,000 list names)', async () => {
   await withModelStore((store) => {
     const reports = new ReportState(store, 'demo', 3600);
-    const impression = (list: string) => reports.add({ event_type: 'impression', list_name: list, ...item } as TrackedEvent, T);
+    const impression = (list: string) => reports.apply(T, { event_type: 'impression', list_name: list, ...item } as TrackedEvent);
     for (let i = 0; i < 12_000; i++) impression(`list${i}`);
     store.modelRoot.transactionSync(reports.prepareFlush());
     impression('list5');

@@ -7,7 +7,7 @@ import { rmSync } from 'node:fs';
 import { test } from 'node:test';
 import { ENVIRONMENT_DEFAULTS } from '../../../src/config/defaults.ts';
 import { CatalogView } from '../../../src/recommend/catalog-view.ts';
-import { contentVector } from '../../../src/recommend/content-vector.ts';
+import { contentVector } from '../../helpers/content-vector.ts';
 import { WasmRanker } from '../../../src/recommend/kernel.ts';
 import { VECTOR_DIM, quantizeVector, type Ranker } from '../../../src/recommend/reference-ranker.ts';
 import { Catalog } from '../../../src/store/catalog.ts';

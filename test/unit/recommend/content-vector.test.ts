@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Item } from '../../../src/domain/item.ts';
-import { contentVector, writeContentVector } from '../../../src/recommend/content-vector.ts';
+import { writeContentVector } from '../../../src/recommend/content-vector.ts';
+import { contentVector } from '../../helpers/content-vector.ts';
 import { VECTOR_DIM } from '../../../src/recommend/reference-ranker.ts';
 
 /** The definition the scanning implementation must agree with exactly: the regex it replaced. */
