@@ -84,7 +84,7 @@ export const DEFAULT_CONFIG: Config = {
   // Serving first: on one core streaming 8,500 events/s beside 4 connections of requests, the
   // builder at the process's priority took 45% of the core (p99 38–269 ms, 1,300 req/s); at 10,
   // p99 15–19 ms and 2,700 req/s, the builder catching up when requests leave it time.
-  builder: { niceness: 10 },
+  builder: { niceness: 10, flushMs: 1000 },
   store: { dataDir: './data', mapSizeBytes: 8 * 1024 ** 3 },
   auth: {
     issuer: 'affinity',

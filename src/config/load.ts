@@ -61,6 +61,7 @@ const ENV_BINDINGS: ReadonlyArray<readonly [path: string, name: string, parse: P
   ['recommend.workers', 'AFFINITY_RANK_WORKERS', integer],
   ['recommend.deadlineMs', 'AFFINITY_RANK_DEADLINE_MS', integer],
   ['builder.niceness', 'AFFINITY_BUILDER_NICENESS', integer],
+  ['builder.flushMs', 'AFFINITY_BUILDER_FLUSH_MS', integer],
   ['ingest.feeds.timeoutMs', 'AFFINITY_FEED_TIMEOUT_MS', integer],
   ['ingest.imports.maxUploadBytes', 'AFFINITY_IMPORT_MAX_UPLOAD_BYTES', integer],
   ['ingest.imports.batchRows', 'AFFINITY_IMPORT_BATCH_ROWS', integer],

@@ -149,8 +149,8 @@ const CONFIG_SCHEMA = {
     builder: {
       type: 'object',
       additionalProperties: false,
-      required: ['niceness'],
-      properties: { niceness: { type: 'integer', minimum: 0, maximum: 19 } },
+      required: ['niceness', 'flushMs'],
+      properties: { niceness: { type: 'integer', minimum: 0, maximum: 19 }, flushMs: { type: 'integer', minimum: 100, maximum: 600000 } },
     },
     recommend: {
       type: 'object',

@@ -33,6 +33,7 @@ import { nameThread } from '../thread-name.ts';
 import { reportGcPauses } from '../metrics/gc-pauses.ts';
 import { threadCpuClock } from '../thread-cpu.ts';
 import { transactionSyncRetried } from '../store/commit.ts';
+import { RowBoardWriter, type RowBoardMemory } from '../store/row-board.ts';
 
 export interface BuilderWorkerData {
   /**
@@ -54,8 +55,17 @@ export interface BuilderWorkerData {
   chunkSize: number;
   /** Least time between two steps while caught up: events gather into larger steps. */
   minStepMs: number;
-  /** How often applied changes are written (the main part of the acceptance-to-model lag). */
+  /**
+   * How often applied changes are written while events keep arriving (and `publishMs` after the
+   * last when they stop); with row boards, the rows ranking reads are published in between.
+   */
   flushMs: number;
+  /**
+   * The model's thread: a board per environment where the neighbour rows the events changed are
+   * published every `publishMs` (the acceptance-to-ranking lag) between flushes.
+   */
+  rowBoards?: Record<string, RowBoardMemory>;
+  publishMs?: number;
   /**
    * Longest wait between flushes while behind (a step read a full chunk); the pace below it
    * follows the flushes' cost (CATCH_UP_FLUSH_SHARE). A flush rewrites every row and history an
@@ -104,7 +114,10 @@ export interface BuilderStats {
   type: 'stats';
   /** Events applied and written since start. */
   applied: number;
-  /** Acceptance-to-write lag since start (the model's thread; the reports' records none). */
+  /**
+   * Acceptance-to-ranking lag since start (the model's thread; the reports' records none): until
+   * the event's rows are published, or written when not published first.
+   */
   lag: MsSummary;
   /** How long each flush held the builder's thread, since start. */
   flush: MsSummary;
@@ -115,6 +128,8 @@ export interface BuilderStats {
    * above includes preemption).
    */
   flushCpuMs: number;
+  /** The publishes of neighbour rows between flushes since start: how many, and their CPU time in all. */
+  publishes: { count: number; cpuMs: number };
   /**
    * The snapshots of state kept apart from the flushes (the report counters' clicks and units),
    * since start: how many, the last one's wall and CPU time, and their CPU time in all.
@@ -163,8 +178,12 @@ const newestWritten: Record<string, number> = {};
 for (const [environment, config] of Object.entries(data.environments)) {
   if (!reportsRole) migrateConsumerRecords(store, environment);
   const stored = (store.modelState.get(positionKey(environment)) as number | undefined) ?? 0;
+  const boardMemory = reportsRole ? undefined : data.rowBoards?.[environment];
+  const board = boardMemory && new RowBoardWriter(boardMemory);
+  // Rows a builder that died had published but not written: this one replays their events.
+  board?.clear();
   // Position 0: no flush ever wrote this environment's state, so first touches need not read it.
-  const model: EventConsumer = reportsRole ? new ReportState(store, environment, config.model.attributionWindowSec, stored) : new EnvironmentModel(store, environment, config, stored === 0);
+  const model: EventConsumer = reportsRole ? new ReportState(store, environment, config.model.attributionWindowSec, stored) : new EnvironmentModel(store, environment, config, stored === 0, board);
   models.set(environment, model);
   // A consumer with a snapshot of its own may start before its stored position (its state replayed alone).
   positions[environment] = model.resumeFrom ?? stored;
@@ -194,8 +213,12 @@ const histograms = new BuilderHistograms();
 /** The recommendation requests' report counters the main thread posts, written with the next flush. */
 const requestCounts = new RequestCountsWriter(store);
 const skipped: SkipCounts = new Map();
-/** Acceptance times of events applied but not yet written. */
-const unwritten: number[] = [];
+/** Acceptance times of events applied but neither published nor written (the lag). */
+const unpublished: number[] = [];
+/** Events applied and not yet written. */
+let unwritten = 0;
+/** Whether events' rows are published between flushes. */
+const publishing = !reportsRole && data.rowBoards !== undefined;
 let applied = 0;
 let stopping = false;
 
@@ -265,8 +288,9 @@ function ingest(): number {
     }
     for (let i = 0; i < n; i++) {
       model.apply(times[i]!, events[i]!, ixs[i]);
-      unwritten.push(times[i]!);
+      unpublished.push(times[i]!);
     }
+    unwritten += n;
     newestApplied[environment] = Math.max(newestApplied[environment] ?? 0, times[n - 1]!);
     consumed += n;
   }
@@ -290,6 +314,13 @@ const cpuMs = threadCpuClock(true);
 let lastFlushCpuMs = 0;
 let flushCpuMs = 0;
 const snapshots: BuilderStats['snapshots'] = { count: 0, lastMs: 0, lastCpuMs: 0, cpuMs: 0 };
+const publishes: BuilderStats['publishes'] = { count: 0, cpuMs: 0 };
+/**
+ * Set from a flush's commit until other threads can read it: the boards then drop what it wrote
+ * (flushReadable), and nothing is published or flushed before (the board's current half is what
+ * the flush wrote).
+ */
+let flushUnreadable: Promise<void> | undefined;
 function catchUpFlushDelay(): number {
   return Math.min(data.catchUpFlushMs, Math.max(data.flushMs, lastFlushCpuMs / CATCH_UP_FLUSH_SHARE));
 }
@@ -308,7 +339,36 @@ function eventsLeft(): number {
  */
 function eventsFlushDueAt(): number {
   if (behind) return lastFlush + catchUpFlushDelay();
-  return behindSinceFlush && eventsLeft() === 0 ? 0 : lastFlush + data.flushMs;
+  if (behindSinceFlush && eventsLeft() === 0) return 0;
+  // Publishing, a flush waits for the events to pause (a test's or a quiet site's last event is
+  // written within publishMs) or for flushMs under a steady arrival.
+  return publishing ? Math.min(lastFlush + data.flushMs, lastArrival + data.publishMs!) : lastFlush + data.flushMs;
+}
+
+/**
+ * Publishes the neighbour rows the events changed to the boards, and tells the ranking workers;
+ * false when they did not fit one (a flush must write them).
+ */
+function publish(): boolean {
+  const cpuAtStart = cpuMs();
+  for (const [environment, model] of models) {
+    const changed: number[] = [];
+    if (!model.publish!(changed)) return false;
+    if (changed.length === 0) continue;
+    const rows: BuilderRows = { type: 'rows', environment, ix: Uint32Array.from(changed) };
+    parentPort!.postMessage(rows, [rows.ix.buffer as ArrayBuffer]);
+  }
+  recordLag();
+  publishes.count++;
+  publishes.cpuMs += cpuMs() - cpuAtStart;
+  return true;
+}
+
+/** The events applied since the last publish or flush are visible to ranking. */
+function recordLag(): void {
+  const now = Date.now();
+  for (const t of unpublished) histograms.lag.record(now - t);
+  unpublished.length = 0;
 }
 
 /**
@@ -344,8 +404,10 @@ function flush(withLayout: boolean, countChunks?: number, final = false): void {
   // visible to them before it is flushed: see trainer-worker.ts), the ranking workers drop these
   // rows from their caches and read them anew.
   // The positions reported to /health wait for the same, so "applied" means readable.
-  const count = unwritten.length;
-  void store.modelRoot.flushed.then(() => {
+  const count = unwritten;
+  flushUnreadable = store.modelRoot.flushed.then(() => {
+    flushUnreadable = undefined;
+    for (const model of models.values()) model.flushReadable?.();
     // Counted here, not at the commit: stats are posted when this count moves, and positions
     // that became readable after the last post must not wait for the next event to be reported.
     applied += count;
@@ -363,11 +425,11 @@ function flush(withLayout: boolean, countChunks?: number, final = false): void {
     }
   });
   if (withLayout) changesWritten = changes;
-  const now = Date.now();
   // The model's lag alone is reported (/health, /metrics): recorded per event, ~2 ms of each
   // one-second commit of the report counters at ~9,600 events/s, for nothing.
-  if (!reportsRole) for (const t of unwritten) histograms.lag.record(now - t);
-  unwritten.length = 0;
+  if (!reportsRole) recordLag();
+  unpublished.length = 0;
+  unwritten = 0;
   histograms.flush.record(performance.now() - startedAt);
   lastFlushCpuMs = cpuMs() - cpuAtStart;
   flushCpuMs += lastFlushCpuMs;
@@ -392,7 +454,7 @@ async function postStats(): Promise<void> {
   const metrics = reportsRole ? [] : await histograms.metrics();
   const [lagSummary, flushSummary] = [histograms.lag.summary(), histograms.flush.summary()];
   // Read together after the await: a flush becoming readable meanwhile moves both.
-  const stats: BuilderStats = { type: 'stats', applied, lag: lagSummary, flush: flushSummary, flushCpuMs, snapshots: { ...snapshots }, metrics, skipped: Object.fromEntries(skipped), positions: { ...written }, newestEventAt: { ...newestWritten }, catalogPosition: changesReadable };
+  const stats: BuilderStats = { type: 'stats', applied, lag: lagSummary, flush: flushSummary, flushCpuMs, publishes: { ...publishes }, snapshots: { ...snapshots }, metrics, skipped: Object.fromEntries(skipped), positions: { ...written }, newestEventAt: { ...newestWritten }, catalogPosition: changesReadable };
   parentPort!.postMessage(stats);
 }
 
@@ -438,6 +500,9 @@ function pause(ms: number, untilSignalled: boolean): Promise<void> {
 
 let lastFlush = Date.now();
 let lastLayoutFlush = lastFlush;
+let lastPublish = lastFlush;
+/** When a step last found new events. */
+let lastArrival = lastFlush;
 let lastStats = 0;
 let postedApplied = -1;
 let postedChanges = -1;
@@ -460,7 +525,8 @@ while (!stopping) {
     if (consumed === 0) [seenEventSeq, seenChangeSeq] = [eventSeq, changeSeq];
   }
   const now = Date.now();
-  const pendingEvents = unwritten.length > 0;
+  if (consumed > 0) lastArrival = now;
+  const pendingEvents = unwritten > 0;
   const pendingChanges = changesPosition !== changesWritten;
   // The models' own due time (a new hour for trending, the lists of a first start) counts as
   // pending events: the flush that is due anyway.
@@ -471,12 +537,18 @@ while (!stopping) {
   const changesDueAt = !pendingChanges ? Infinity : layout!.pending >= data.layoutFlushItems ? now : lastLayoutFlush + (behind ? Math.max(data.layoutFlushMs, catchUpFlushDelay()) : data.layoutFlushMs);
   // Request counts ride on the flushes' pace: while behind, a flush of its own would rewrite every row the events touched.
   const countsDueAt = requestCounts.pending ? lastFlush + (behind ? catchUpFlushDelay() : data.flushMs) : Infinity;
-  const dueAt = Math.min(eventsDueAt, changesDueAt, countsDueAt);
-  if (now >= dueAt) {
+  // While caught up, the rows of what arrived are published every publishMs between flushes.
+  const publishDueAt = publishing && !behind && unpublished.length > 0 ? lastPublish + data.publishMs! : Infinity;
+  const dueAt = Math.min(eventsDueAt, changesDueAt, countsDueAt, publishDueAt);
+  if (flushUnreadable) {
+    // Nothing is published or flushed before the last flush is readable (within milliseconds).
+  } else if (now >= Math.min(eventsDueAt, changesDueAt, countsDueAt) || (now >= publishDueAt && !publish())) {
     const withLayout = now >= changesDueAt;
     flush(withLayout);
-    lastFlush = Date.now();
+    lastFlush = lastPublish = Date.now();
     if (withLayout) lastLayoutFlush = lastFlush;
+  } else if (now >= publishDueAt) {
+    lastPublish = Date.now();
   }
   // Stats only when a flush changed them: an idle builder posts nothing.
   if (statsMoved() && now - lastStats >= data.statsIntervalMs) {
@@ -494,11 +566,13 @@ while (!stopping) {
     continue;
   }
   // Caught up: sleep until a commit signals, the pending flush is due, or stats are.
-  const untilFlush = pending ? Math.max(0, dueAt - now) : Infinity;
+  // A flush that is not readable yet wakes the loop when it is.
+  const untilFlush = pending && !flushUnreadable ? Math.max(0, dueAt - now) : Infinity;
   const untilStats = statsMoved() ? Math.max(0, lastStats + data.statsIntervalMs - now) : Infinity;
   await pause(Math.min(untilFlush, untilStats, data.pollMs), true);
 }
 stopListening();
+await flushUnreadable;
 flush(true, Infinity, true);
 await store.modelRoot.flushed;
 await postStats();

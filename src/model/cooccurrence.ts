@@ -18,6 +18,7 @@
 import type { Store } from '../store/open.ts';
 import { selectLargest } from '../domain/select-largest.ts';
 import { NeighbourRowReader, neighboursKey, neighboursWords } from '../store/model.ts';
+import type { RowBoardWriter } from '../store/row-board.ts';
 
 /** Not loaded (row metadata). */
 const NONE = -1;
@@ -77,13 +78,18 @@ export class CooccurrenceState {
   /** A slot's packed key (#packKeys), for selectLargest. */
   readonly #packedKey = (s: number): number => this.#keys[s]!;
   readonly #reader = new NeighbourRowReader();
+  /** Where changed rows are published between flushes (store/row-board.ts); none: each flush writes them to LMDB. */
+  readonly #board: RowBoardWriter | undefined;
+  /** What the last flush leaves the board once its commit is readable (flushReadable). */
+  #boardAfterFlush: 'flip' | 'clear' | undefined;
 
   /** `fresh`: nothing of this environment was ever written (the builder's position is 0). */
-  constructor(store: Store, env: string, maxNeighbours: number, fresh = false) {
+  constructor(store: Store, env: string, maxNeighbours: number, fresh = false, board?: RowBoardWriter) {
     this.#store = store;
     this.#env = env;
     this.#maxNeighbours = maxNeighbours;
     this.#mayExist = !fresh;
+    this.#board = board;
     // One slot beyond twice the bound: a full row is cut back before the next new neighbour.
     const maxCapacity = 2 * maxNeighbours + 1;
     if (maxCapacity > MAX_ROW_SLOTS) throw new RangeError(`maxNeighbours ${maxNeighbours} is over ${(MAX_ROW_SLOTS - 1) / 2}: a row's table would outgrow a heap page`);
@@ -303,38 +309,95 @@ export class CooccurrenceState {
   }
 
   /**
-   * Encodes the rows changed since the last flush; the returned function writes them (in a
-   * transaction). `changed` receives their ix, for the ranking workers' row caches.
+   * The rows changed since the last publish or flush, encoded strongest first into one buffer (an
+   * ArrayBuffer per row was most of the encoding's cost), in ix order, which is key order: LMDB
+   * then walks its leaf pages in order (90,000 rows put in random order took ~3.5 us of CPU each,
+   * in order ~2 us). Row i is words start[i] to start[i + 1] of `out`. Their dirty flags are cleared.
    */
-  prepareFlush(changed: number[]): () => void {
-    const writes: Array<[number, Buffer]> = [];
-    // In ix order, which is key order: LMDB then walks its leaf pages in order. 90,000 rows put in
-    // random order took ~3.5 us of CPU each, in order ~2 us (and half the wall time); the sort ~1 ms.
+  #encodeChanged(): { ix: Uint32Array; start: Uint32Array; out: Uint32Array } {
     const dirty = Uint32Array.from(this.#dirty).sort();
     this.#dirty.length = 0;
-    // One buffer for every row of the flush: an ArrayBuffer per row was most of the encoding's cost.
-    let words = 0;
-    for (const r of dirty) words += neighboursWords(this.#meta[r * META + COUNT]!);
-    const out = new Uint32Array(words);
+    const start = new Uint32Array(dirty.length + 1);
+    for (let i = 0; i < dirty.length; i++) start[i + 1] = start[i]! + neighboursWords(this.#meta[dirty[i]! * META + COUNT]!);
+    const out = new Uint32Array(start[dirty.length]!);
     const outWeights = new Float32Array(out.buffer);
-    let at = 0;
-    for (const r of dirty) {
+    for (let i = 0; i < dirty.length; i++) {
+      const r = dirty[i]!;
       this.#meta[r * META + DIRTY] = 0;
       // The whole row, in order; memory is not cut here (see the module comment). Copied by
       // loops: a subarray and a view per row were most of the encoding's cost (~4% of a replay).
       const n = this.#sortRow(r);
+      const at = start[i]!;
       out[at] = n;
-      for (let s = 0; s < n; s++) {
-        out[at + 1 + s] = this.#sortedIx[s]!;
-        outWeights[at + 1 + n + s] = this.#sortedW[s]!;
+      for (let k = 0; k < n; k++) {
+        out[at + 1 + k] = this.#sortedIx[k]!;
+        outWeights[at + 1 + n + k] = this.#sortedW[k]!;
       }
-      writes.push([r, Buffer.from(out.buffer, at * 4, neighboursWords(n) * 4)]);
-      at += neighboursWords(n);
-      changed.push(r);
+    }
+    return { ix: dirty, start, out };
+  }
+
+  /** Whether the rows changed since the last publish fit the board's current half. */
+  #fitBoard(): boolean {
+    let words = 0;
+    for (const r of this.#dirty) words += neighboursWords(this.#meta[r * META + COUNT]!);
+    return this.#board!.fits(this.#dirty.length, words);
+  }
+
+  #putOnBoard(changed: number[]): void {
+    const { ix, start, out } = this.#encodeChanged();
+    for (let i = 0; i < ix.length; i++) {
+      this.#board!.put(ix[i]!, out, start[i]!, start[i + 1]! - start[i]!);
+      changed.push(ix[i]!);
+    }
+  }
+
+  /**
+   * Publishes the rows changed since the last publish or flush to the board, where the ranking
+   * workers read them at once; `changed` receives their ix. False (nothing published) when they
+   * do not fit: a flush must write them.
+   */
+  publish(changed: number[]): boolean {
+    if (this.#dirty.length === 0) return true;
+    if (!this.#fitBoard()) return false;
+    this.#putOnBoard(changed);
+    return true;
+  }
+
+  /**
+   * Encodes the rows changed since the last publish or flush; the returned function writes to
+   * LMDB (in a transaction) every row changed since the last flush: the board's current half,
+   * where they are published first when they fit, else the board's rows and then these around
+   * it. `changed` receives the ix of the rows the ranking workers must read anew.
+   */
+  prepareFlush(changed: number[]): () => void {
+    const board = this.#board;
+    const put = (ix: number, bytes: Buffer) => this.#store.model.put(neighboursKey(this.#env, ix), bytes);
+    if (board && this.#fitBoard()) {
+      this.#putOnBoard(changed);
+      this.#boardAfterFlush = 'flip';
+      return () => board.forEachRow(put);
+    }
+    const { ix, start, out } = this.#encodeChanged();
+    for (const r of ix) changed.push(r);
+    if (board) {
+      // Once cleared, the board holds none of its rows: whichever a worker read meanwhile from an
+      // older snapshot, it reads anew after the commit.
+      board.forEachRow((r) => changed.push(r));
+      this.#boardAfterFlush = 'clear';
     }
     return () => {
-      for (const [ix, bytes] of writes) this.#store.model.put(neighboursKey(this.#env, ix), bytes);
+      // Newer rows than some on the board: written after them.
+      board?.forEachRow(put);
+      for (let i = 0; i < ix.length; i++) put(ix[i]!, Buffer.from(out.buffer, start[i]! * 4, (start[i + 1]! - start[i]!) * 4));
     };
+  }
+
+  /** The last flush's commit is readable by every thread: its rows leave the board's current half. */
+  flushReadable(): void {
+    if (this.#boardAfterFlush === 'flip') this.#board!.flip();
+    else if (this.#boardAfterFlush === 'clear') this.#board!.clear();
+    this.#boardAfterFlush = undefined;
   }
 
   /** Drops every row (all written) when more than `max` are loaded; later touches read them back. */

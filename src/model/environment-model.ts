@@ -10,6 +10,7 @@ import type { EnvironmentConfig } from '../config/types.ts';
 import type { TrackedEvent } from '../domain/event.ts';
 import { EVENT_TYPE_CODES } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
+import type { RowBoardWriter } from '../store/row-board.ts';
 import { ConsumedSets } from './consumed-sets.ts';
 import { ConsumerRecords } from './consumer-records.ts';
 import { CooccurrenceState } from './cooccurrence.ts';
@@ -60,6 +61,14 @@ export interface EventConsumer {
   readonly problem?: string | undefined;
   /** Its snapshot covering `position` when one is due (`final`: at a stop), written in a transaction of its own. */
   prepareSnapshot?(position: number, final: boolean): (() => void) | undefined;
+  /**
+   * A consumer that publishes between flushes (the model's neighbour rows, store/row-board.ts):
+   * publishes what changed since the last publish or flush; `changedRows` receives the rows'
+   * ix. False when it did not fit: a flush must write it.
+   */
+  publish?(changedRows: number[]): boolean;
+  /** The last flush's commit is readable by every thread (what it published may be dropped). */
+  flushReadable?(): void;
 }
 
 export class EnvironmentModel implements EventConsumer {
@@ -71,13 +80,16 @@ export class EnvironmentModel implements EventConsumer {
   readonly #popularity: PopularityState;
   readonly #recent: number[] = [];
 
-  /** `fresh`: nothing of this environment's state was ever written (the builder's position is 0). */
-  constructor(store: Store, environment: string, config: EnvironmentConfig, fresh = false) {
+  /**
+   * `fresh`: nothing of this environment's state was ever written (the builder's position is 0).
+   * `board`: where changed neighbour rows are published between flushes.
+   */
+  constructor(store: Store, environment: string, config: EnvironmentConfig, fresh = false, board?: RowBoardWriter) {
     this.#config = config;
     this.#records = new ConsumerRecords(store, environment, fresh);
     this.#histories = new HistoryState(store, environment, config.model.historyLength, this.#records, fresh);
     this.#consumed = new ConsumedSets(this.#records);
-    this.#cooccurrence = new CooccurrenceState(store, environment, config.model.maxNeighbours, fresh);
+    this.#cooccurrence = new CooccurrenceState(store, environment, config.model.maxNeighbours, fresh, board);
     this.#popularity = new PopularityState(store, environment);
   }
 
@@ -133,6 +145,14 @@ export class EnvironmentModel implements EventConsumer {
         if (merged[q]![3] !== side) this.#cooccurrence.addPair(ix!, other, weight);
       }
     }
+  }
+
+  publish(changedRows: number[]): boolean {
+    return this.#cooccurrence.publish(changedRows);
+  }
+
+  flushReadable(): void {
+    this.#cooccurrence.flushReadable();
   }
 
   /** When a flush is due without any event (the trending list's next hour), Unix ms. */

@@ -15,6 +15,7 @@ import { CHANGES_POSITION_KEY, consumerHistoryEnd, copyU32Into, deviceRecordKey,
 import type { Store } from '../store/open.ts';
 import { CatalogView } from './catalog-view.ts';
 import { NeighbourRows } from './neighbour-rows.ts';
+import { RowBoardReader, type RowBoardMemory } from '../store/row-board.ts';
 import { WasmRanker } from './kernel.ts';
 import { VECTOR_DIM as DIM, type RankInput, type Ranker } from './reference-ranker.ts';
 
@@ -196,7 +197,8 @@ export class Engine {
   #deviceRecord = new Uint32Array(3 * 128);
   #changesPosition: number;
 
-  constructor(store: Store, environments: Config['environments']) {
+  /** `rowBoards`: the neighbour rows the model builder published and has not yet written, read before LMDB. */
+  constructor(store: Store, environments: Config['environments'], rowBoards?: Record<string, RowBoardMemory>) {
     this.#store = store;
     this.#catalog = new Catalog(store);
     // From the builder's position: the views read its content vectors, and every change after
@@ -209,7 +211,8 @@ export class Engine {
       const trained = new TrainedScores(store, view, config.model.trained);
       // A stored row holds up to twice maxNeighbours (model/cooccurrence.ts): its strongest maxNeighbours serve.
       const rowLength = Math.min(ITEM_ROW, config.model.maxNeighbours);
-      const rows = new NeighbourRows(store, name, rowLength, MAX_CACHED_ROWS * rowLength);
+      const board = rowBoards?.[name];
+      const rows = new NeighbourRows(store, name, rowLength, MAX_CACHED_ROWS * rowLength, board && new RowBoardReader(board));
       this.#environments.set(name, { view, ranker, signals, trained, everyIx: new Uint32Array(0), rows, trainedStale: true, eventWeight: weightByCode(config.model.eventWeights) });
     }
     this.sync(Date.now());

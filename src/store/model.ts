@@ -196,6 +196,16 @@ export class NeighbourRowReader {
     return (this.#n = neighboursIn(words, bytes.length >>> 2));
   }
 
+  /** Copies a row of `words` words at `at` of `source` (the row board's shared memory); returns its neighbour count. */
+  readWords(source: Uint32Array, at: number, words: number): number {
+    if (this.#words.length < words) {
+      this.#words = new Uint32Array(Math.max(words, 2 * this.#words.length));
+      this.#floats = new Float32Array(this.#words.buffer);
+    }
+    this.#words.set(source.subarray(at, at + words));
+    return (this.#n = neighboursIn(this.#words, words));
+  }
+
   ix(k: number): number {
     return this.#words[1 + k]!;
   }
