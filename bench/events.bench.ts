@@ -57,6 +57,7 @@ interface Health {
     lag_ms: { p50: number; p99: number; max: number };
     flush_ms: MsSummaryWire;
     flush_cpu_ms: { count: number; mean: number | null };
+    publish_cpu_ms: { count: number; mean: number | null };
     reports_flush_ms: MsSummaryWire | null;
     reports_flush_cpu_ms: { count: number; mean: number | null } | null;
     reports_snapshots: { count: number; last_cpu_ms: number | null } | null;
@@ -225,25 +226,31 @@ async function affinityRound(): Promise<AffinityRound> {
  * to cost under 1 ms each. One fresh service; what /health shows once the builder applied it all.
  */
 const STEADY_EVENTS_PER_SEC = 10_000;
-async function steadyRound(): Promise<{ eventsPerSec: number; p50Ms: number; p99Ms: number; lag: { p50: number; p99: number; max: number }; flush: MsSummaryWire; flushCpuMeanMs: number | null; reportsFlush: MsSummaryWire | null; reportsFlushCpuMeanMs: number | null; reportsSnapshots: { count: number; last_cpu_ms: number | null } | null }> {
+async function steadyRound(): Promise<{ eventsPerSec: number; p50Ms: number; p99Ms: number; cpuUsPerEvent: number; threadUsPerEvent: Record<string, number>; lag: { p50: number; p99: number; max: number }; flush: MsSummaryWire; flushCpuMeanMs: number | null; publish: { count: number; mean: number | null }; reportsFlush: MsSummaryWire | null; reportsFlushCpuMeanMs: number | null; reportsSnapshots: { count: number; last_cpu_ms: number | null } | null }> {
   const server = await startServer();
   try {
     await importCatalog(server);
     pin(server.proc.pid!, '0');
     const delayMs = Math.round((CONNECTIONS * EVENTS_PER_REQUEST * 1000) / STEADY_EVENTS_PER_SEC);
+    const cpuStart = threadTicks(server.proc.pid!);
     const wrk = await runWrk(server.url, SECONDS + 2, delayMs);
     const events = (wrk.statuses['200'] ?? 0) * EVENTS_PER_REQUEST;
     await builderCaughtUp(server.url, events);
     await reportsCaughtUp(server.url);
+    // Every thread's CPU over the load and until both consumers wrote its end, per event.
+    const threadUsPerEvent = usPerEventByGroup(cpuStart, threadTicks(server.proc.pid!), events);
     const builder = (await health(server.url)).model_builder!;
     return {
       eventsPerSec: requestsPerSec(wrk) * EVENTS_PER_REQUEST,
       // The POSTs' own latency at this light, paced load (the rounds' is at the peak).
       p50Ms: wrk.latency_us.p50 / 1000,
       p99Ms: wrk.latency_us.p99 / 1000,
+      cpuUsPerEvent: THREAD_GROUPS.reduce((sum, g) => sum + threadUsPerEvent[g], 0),
+      threadUsPerEvent,
       lag: builder.lag_ms,
       flush: builder.flush_ms,
       flushCpuMeanMs: builder.flush_cpu_ms.mean,
+      publish: builder.publish_cpu_ms,
       reportsFlush: builder.reports_flush_ms,
       reportsFlushCpuMeanMs: builder.reports_flush_cpu_ms?.mean ?? null,
       reportsSnapshots: builder.reports_snapshots,
@@ -302,9 +309,11 @@ console.log(`CPU µs per event by thread (median of rounds): ${threads}`);
 const steady = await steadyRound();
 const flushText = (f: MsSummaryWire) => `p50 ${f.p50} ms, p99 ${f.p99} ms, max ${f.max} ms over ${f.count} flushes`;
 console.log(
-  `steady ${Math.round(steady.eventsPerSec)} events/s (aimed at ${STEADY_EVENTS_PER_SEC}), pinned: POST p50 ${steady.p50Ms.toFixed(2)} ms, p99 ${steady.p99Ms.toFixed(2)} ms; builder lag p50 ${steady.lag.p50} ms, p99 ${steady.lag.p99} ms ` +
+  `steady ${Math.round(steady.eventsPerSec)} events/s (aimed at ${STEADY_EVENTS_PER_SEC}), pinned: POST p50 ${steady.p50Ms.toFixed(2)} ms, p99 ${steady.p99Ms.toFixed(2)} ms; ` +
+    `${steady.cpuUsPerEvent.toFixed(1)} µs CPU per event, all threads (${THREAD_GROUPS.map((g) => `${g} ${steady.threadUsPerEvent[g]!.toFixed(1)}`).join(', ')}); ` +
+    `neighbour rows published to the ranking workers ${steady.publish.count} times, ${steady.publish.mean} ms of CPU each; builder lag p50 ${steady.lag.p50} ms, p99 ${steady.lag.p99} ms ` +
     `(target ≤ ${LAG_P99_TARGET_MS} ms: ${steady.lag.p99 <= LAG_P99_TARGET_MS ? 'pass' : 'missed'}); builder flushes ${flushText(steady.flush)} ` +
-    `(wall time on the builder's thread); their CPU ${steady.flushCpuMeanMs} ms each on average ` +
+    `(its writes of everything applied to LMDB, wall time on the builder's thread); their CPU ${steady.flushCpuMeanMs} ms each on average ` +
     `(target ≤ 1 ms: ${steady.flushCpuMeanMs !== null && steady.flushCpuMeanMs <= 1 ? 'pass' : 'missed'}; read off the thread's exact CPU clock, thread-cpu.ts); ` +
     `the report counters' commits (their own thread, every second) ${steady.reportsFlush ? flushText(steady.reportsFlush) : 'none'}, their CPU ${steady.reportsFlushCpuMeanMs} ms each on average ` +
     `(target ≤ 1 ms: ${steady.reportsFlushCpuMeanMs !== null && steady.reportsFlushCpuMeanMs <= 1 ? 'pass' : 'missed'}); ` +
