@@ -250,7 +250,8 @@ async function steadyRound(): Promise<{ eventsPerSec: number; p50Ms: number; p99
       lag: builder.lag_ms,
       flush: builder.flush_ms,
       flushCpuMeanMs: builder.flush_cpu_ms.mean,
-      publish: builder.publish_cpu_ms,
+      // Absent before the row boards (a run at an earlier commit).
+      publish: builder.publish_cpu_ms ?? { count: 0, mean: null },
       reportsFlush: builder.reports_flush_ms,
       reportsFlushCpuMeanMs: builder.reports_flush_cpu_ms?.mean ?? null,
       reportsSnapshots: builder.reports_snapshots,
