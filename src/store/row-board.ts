@@ -119,14 +119,19 @@ export class RowBoardWriter extends BoardView {
   put(ix: number, encoded: Uint32Array, at: number, words: number): void {
     const base = this.#current();
     const used = this.words[base + USED]!;
-    this.u32.set(encoded.subarray(at, at + words), base + ARENA + used);
-    this.words[base + USED] = used + words;
     const key = ix + 1;
     let s = slotOf(ix);
     for (let k = this.words[base + KEYS + s]!; k !== 0 && k !== key; k = this.words[base + KEYS + s]!) s = (s + 1) & MASK;
+    const added = this.words[base + KEYS + s] === 0;
+    // Past the arena is the other half, and a full table would never end a probe: whatever the caller checked.
+    if (used + words > BOARD_ARENA_WORDS || (added && this.words[base + ROWS]! >= BOARD_MAX_ROWS)) {
+      throw new RangeError(`a row of ${words} words does not fit the board's half (${used} of ${BOARD_ARENA_WORDS} words, ${this.words[base + ROWS]} of ${BOARD_MAX_ROWS} rows)`);
+    }
+    this.u32.set(encoded.subarray(at, at + words), base + ARENA + used);
+    this.words[base + USED] = used + words;
     // The row's words before its offset, the offset before a new key: a reader that finds either sees the row whole.
     Atomics.store(this.words, base + OFFSETS + s, used);
-    if (this.words[base + KEYS + s] === 0) {
+    if (added) {
       Atomics.store(this.words, base + KEYS + s, key);
       this.words[base + ROWS]!++;
     }

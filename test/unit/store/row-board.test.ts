@@ -83,6 +83,17 @@ test('a clear leaves no row on the board', () => {
   assert.deepEqual(read(reader, 3), { ix: [5], weight: [1] });
 });
 
+test('a put past the rows a half holds is refused', () => {
+  const { writer, reader } = board();
+  const one = row([1], [1]);
+  for (let r = 0; r < BOARD_MAX_ROWS; r++) writer.put(r, one, 0, one.length);
+  assert.throws(() => writer.put(BOARD_MAX_ROWS, one, 0, one.length), RangeError);
+  // A newer version of a row it holds still goes in.
+  writer.put(5, row([2], [3]), 0, one.length);
+  assert.deepEqual(read(reader, 5), { ix: [2], weight: [3] });
+  assert.equal(read(reader, BOARD_MAX_ROWS), null);
+});
+
 test('fits says no past the rows or the words a half holds', () => {
   const { writer } = board();
   assert.equal(writer.fits(BOARD_MAX_ROWS, 1), true);
@@ -97,6 +108,8 @@ test('fits says no past the rows or the words a half holds', () => {
     rows++;
   }
   assert.equal(rows, Math.floor(BOARD_ARENA_WORDS / big.length));
+  // Put past what fits anyway: refused, nothing of the other half written over.
+  assert.throws(() => writer.put(rows, big, 0, big.length), RangeError);
   writer.flip();
   assert.equal(writer.fits(1, big.length), true, 'the other half is empty');
 });
