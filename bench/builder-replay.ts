@@ -98,7 +98,7 @@ export async function replayThroughBuilder(
     let pending: Array<Promise<unknown>> = [];
     for (let n = 0; n < events / 10; n++) {
       const batch = batchOf(next, n);
-      pending.push(log.append('demo', batch, Buffer.from(JSON.stringify({ events: batch })), Date.now()));
+      pending.push(log.append('demo', batch, Date.now()));
       if (pending.length === 1000) {
         await Promise.all(pending);
         pending = [];

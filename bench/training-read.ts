@@ -24,7 +24,7 @@ export async function measureTrainingReads(dataDir: string): Promise<{ events: n
     const tailBatches = Math.ceil(whole.eventsPosition / 1000);
     for (let b = 0; b < tailBatches; b++) {
       const events = Array.from({ length: 10 }, (_, k) => ({ event_type: 'detail_pageview', page_type: 'article_detail', channel: 'www', device_id: `d${b}`, user_id: `u${b}`, action_item: `i${(b * 10 + k) % 1000}`, action_item_type: 'article' }));
-      await log.append('demo', events, Buffer.from(JSON.stringify({ events })));
+      await log.append('demo', events);
     }
     started = performance.now();
     const resumed = readTrainingData(store, 'demo', environment, true);

@@ -90,7 +90,7 @@ async function appendEvents(store: Store, dataset: Dataset, rows: readonly Inter
     let end = start;
     while (end < sorted.length && sorted[end]![0].t === sorted[start]![0].t) end++;
     const events = sorted.slice(start, end).map(([r]) => eventOf(dataset, r));
-    inFlight.push(log.append(EVAL_ENVIRONMENT, events, Buffer.from(JSON.stringify({ events })), sorted[start]![0].t * 1000));
+    inFlight.push(log.append(EVAL_ENVIRONMENT, events, sorted[start]![0].t * 1000));
     if (inFlight.length >= APPENDS_IN_FLIGHT) await Promise.all(inFlight.splice(0));
     start = end;
   }

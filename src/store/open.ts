@@ -36,7 +36,9 @@ export const SHARED_STRUCTURES_KEY = Symbol.for('structures');
 const MAIN_DATABASES: Record<string, { name: string; encoding?: 'binary'; sharedStructuresKey?: symbol }> = {
   items: { name: 'items', sharedStructuresKey: SHARED_STRUCTURES_KEY },
   changes: { name: 'changes', sharedStructuresKey: SHARED_STRUCTURES_KEY },
+  /** The event log as written before the nineteenth session: 8 bytes of acceptance time, then the body's JSON (read, never written). */
   events: { name: 'events', encoding: 'binary' },
+  'event-batches': { name: 'event-batches', sharedStructuresKey: SHARED_STRUCTURES_KEY },
 };
 /** How the service opens the main environment's database `name`. */
 export const mainDatabaseOptions = (name: string) => MAIN_DATABASES[name] ?? { name };
@@ -79,8 +81,10 @@ export class Store {
   readonly indexItems: Database<[string, string]>;
   /** seq (integer, ascending) → CatalogChange: the change feed. */
   readonly changes: Database;
-  /** [environment, seq of its first event] → one batch as bytes (see store/event-log.ts). */
+  /** [environment, seq of its first event] → one batch as bytes, as written before event-batches (store/event-log.ts). */
   readonly events: Database<Buffer>;
+  /** [environment, seq of its first event] → [acceptance time, events] (msgpack, shared structures; store/event-log.ts). */
+  readonly eventBatches: Database<[number, unknown[]]>;
   /** [environment, event_id] → seq: makes retried batches idempotent. */
   readonly eventIds: Database<number>;
   /** Model builder output, raw bytes (typed arrays): histories, neighbours, popularity, item layout. */
@@ -112,6 +116,7 @@ export class Store {
     this.indexItems = this.root.openDB({ name: 'index-items' });
     this.changes = this.root.openDB(mainDatabaseOptions('changes'));
     this.events = this.root.openDB(mainDatabaseOptions('events')) as Database<Buffer>;
+    this.eventBatches = this.root.openDB(mainDatabaseOptions('event-batches'));
     this.eventIds = this.root.openDB({ name: 'event-ids' });
     this.clients = this.root.openDB({ name: 'clients' });
     this.meta = this.root.openDB({ name: 'meta' });

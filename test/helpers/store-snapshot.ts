@@ -7,7 +7,7 @@ import { open, type Database } from 'lmdb';
 import { lastEventSeq } from '../../src/store/event-log.ts';
 import { mainDatabaseOptions, modelStorePath, storePath } from '../../src/store/open.ts';
 
-const DATABASES = ['items', 'item-index', 'index-items', 'changes', 'clients', 'meta', 'event-ids', 'model-state', 'feeds', 'feed-state', 'imports', 'import-rejects'];
+const DATABASES = ['items', 'item-index', 'index-items', 'changes', 'clients', 'meta', 'event-ids', 'event-batches', 'model-state', 'feeds', 'feed-state', 'imports', 'import-rejects'];
 /** Databases whose values are raw bytes (event batches, model arrays): dumped as hex. */
 const BINARY_DATABASES = ['events', 'model'];
 /** The databases of the model environment (store/open.ts); the others are in the main one. */
@@ -61,22 +61,20 @@ function builderCaughtUp(store: ReturnType<typeof openReadOnly>): boolean {
   for (const key of store.db('changes').getKeys({ reverse: true, limit: 1 })) {
     if (((state.get(['pos', 'changes']) as number | undefined) ?? 0) < (key as number)) return false;
   }
-  const events = store.db('events', 'binary') as Database<Buffer>;
-  let environment: string | undefined;
-  for (const key of events.getKeys({ limit: 1 })) environment = (key as [string, number])[0];
-  while (environment !== undefined) {
+  // The log as written before event-batches, and since (store/event-log.ts).
+  const log = { events: store.db('events', 'binary') as Database<Buffer>, eventBatches: store.db('event-batches') as Database<[number, unknown[]]> };
+  const environments = new Set<string>();
+  for (const db of [log.events, log.eventBatches] as Database[]) {
+    const first = (options: { start?: [string, number] }) => {
+      for (const key of db.getKeys({ ...options, limit: 1 })) return (key as [string, number])[0];
+      return undefined;
+    };
+    for (let name = first({}); name !== undefined; name = first({ start: [name, Number.MAX_SAFE_INTEGER] })) environments.add(name);
+  }
+  for (const environment of environments) {
     // The model's position and the report counters' (their own thread and position).
     const position = Math.min((state.get([environment, 'pos', 'events']) as number | undefined) ?? 0, (state.get([environment, 'pos', 'reports']) as number | undefined) ?? 0);
-    if (position < lastEventSeq(events, environment)) return false;
-    const current: string = environment;
-    environment = undefined;
-    for (const key of events.getKeys({ start: [current, Number.MAX_SAFE_INTEGER], limit: 2 })) {
-      const name = (key as [string, number])[0];
-      if (name !== current) {
-        environment = name;
-        break;
-      }
-    }
+    if (position < lastEventSeq(log, environment)) return false;
   }
   return true;
 }

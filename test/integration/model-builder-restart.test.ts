@@ -59,7 +59,7 @@ async function writeLog(dataDir: string): Promise<void> {
   const appended: Array<Promise<unknown>> = [];
   for (let n = 0; n < EVENTS / 10; n++) {
     const events = batch(next, n);
-    appended.push(log.append('demo', events, Buffer.from(JSON.stringify({ events })), start + n * 1000));
+    appended.push(log.append('demo', events, start + n * 1000));
   }
   await Promise.all(appended);
   await store.close();

@@ -113,8 +113,7 @@ export function registerEventRoutes(server: HttpServer, deps: EventRoutesDeps): 
       if (errors.length > MAX_ERRORS_IN_TITLE) shown.push(`and ${errors.length - MAX_ERRORS_IN_TITLE} more`);
       throw E.invalidEvents(shown.join('; '), errors);
     }
-    // The log keeps batches as JSON (exports, the builder): a protobuf batch is stored as its JSON.
-    await deps.eventLog.append(environment, events as TrackedEvent[], binary ? Buffer.from(JSON.stringify({ events })) : body!);
+    await deps.eventLog.append(environment, events as TrackedEvent[]);
     // After the commit: a ranking worker that applies the notice reads this batch's commit too.
     const entries = consumedEntries(events as TrackedEvent[], deps.environments[environment]!.model.eventWeights);
     if (entries.length > 0) deps.notifyRanking({ kind: 'consumed', environment, entries });

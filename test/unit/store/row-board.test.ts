@@ -148,6 +148,8 @@ test('a reader beside a writer that rewrites, flips and clears as fast as it can
   const stop = new SharedArrayBuffer(4);
   const ROWS = 2000;
   const worker = new Worker(new URL('../../../src/ts-worker.mjs', import.meta.url), {
+    // Not the test process's preloads (a TypeScript one a worker cannot load): ts-worker.mjs registers tsx itself.
+    execArgv: [],
     workerData: { entry: new URL('../../helpers/row-board-writer.ts', import.meta.url).href, board: memory, stop, rows: ROWS },
   });
   const exited = new Promise((resolve, reject) => worker.once('exit', resolve).once('error', reject));
