@@ -107,6 +107,10 @@ test('invalid configurations stop the process before it listens, with a message 
       run(t2, { AFFINITY_CONFIG: write('unknown-key.yaml', 'server:\n  prot: 1\n') }, [/server\b.*additional properties.*'prot'/])),
     t.test('a builder niceness outside 0..19 exits 2 naming builder.niceness', (t2) =>
       run(t2, { AFFINITY_BUILDER_NICENESS: '25' }, [/builder\.niceness/, /19/])),
+    t.test('a builder write pace under 100 ms exits 2 naming builder.flushMs', (t2) =>
+      run(t2, { AFFINITY_BUILDER_FLUSH_MS: '50' }, [/builder\.flushMs/, /100/])),
+    t.test('a builder write pace that is not an integer exits 2 naming AFFINITY_BUILDER_FLUSH_MS', (t2) =>
+      run(t2, { AFFINITY_BUILDER_FLUSH_MS: 'soon' }, [/AFFINITY_BUILDER_FLUSH_MS must be an integer/, /'soon'/])),
     t.test('an environment with empty itemTypes exits 2 naming environments.<name>.itemTypes', (t2) =>
       run(t2, { AFFINITY_CONFIG: write('empty-types.yaml', 'environments:\n  shop:\n    itemTypes: []\n') }, [
         /environments\.shop\.itemTypes/,
