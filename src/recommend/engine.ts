@@ -22,7 +22,7 @@ import { VECTOR_DIM as DIM, type RankInput, type Ranker } from './reference-rank
 /** A local copy: a module import is read through a getter, which showed in profiles of the hot loops. */
 const VECTOR_DIM = DIM;
 import type { Notice } from './notices.ts';
-import { RECENT_STRIDE, RecentConsumption } from './recent-consumption.ts';
+import { RECENT_STRIDE, RecentConsumption, type ResolveItem } from './recent-consumption.ts';
 import { Signals, type TopList } from './signals.ts';
 import { TrainedScores } from './trained-scores.ts';
 import { UserSeeds } from './user-seeds.ts';
@@ -163,6 +163,8 @@ interface Environment {
   trainedStale: boolean;
   /** weightByCode of the environment's model.eventWeights. */
   eventWeight: Float64Array;
+  /** The ix of an item the view holds, else undefined (recent consumption's resolution on arrival). */
+  resolveInView: ResolveItem;
 }
 
 /** What one request knows about its user, gathered once for all its lists. */
@@ -213,7 +215,8 @@ export class Engine {
       const rowLength = Math.min(ITEM_ROW, config.model.maxNeighbours);
       const board = rowBoards?.[name];
       const rows = new NeighbourRows(store, name, rowLength, MAX_CACHED_ROWS * rowLength, board && new RowBoardReader(board));
-      this.#environments.set(name, { view, ranker, signals, trained, everyIx: new Uint32Array(0), rows, trainedStale: true, eventWeight: weightByCode(config.model.eventWeights) });
+      const resolveInView: ResolveItem = (itemType, id) => view.ixOf(itemType, id);
+      this.#environments.set(name, { view, ranker, signals, trained, everyIx: new Uint32Array(0), rows, trainedStale: true, eventWeight: weightByCode(config.model.eventWeights), resolveInView });
     }
     this.sync(Date.now());
     for (const env of this.#environments.values()) env.signals.refresh(Date.now(), true);
@@ -247,7 +250,9 @@ export class Engine {
 
   /** Consumption the events API accepted (notices.ts): excluded from the user's next lists. */
   consumed({ environment, entries }: Extract<Notice, { kind: 'consumed' }>): void {
-    if (this.#environments.has(environment)) this.#recent.record(environment, entries);
+    const env = this.#environments.get(environment);
+    // Items the view holds are resolved now (a map lookup); others (an LMDB read) when read.
+    if (env) this.#recent.record(environment, entries, Date.now(), env.resolveInView);
   }
 
   /** Neighbour rows the builder rewrote: read anew when next needed. */

@@ -117,3 +117,55 @@ test('items are resolved when a request first reads them, once each, and never f
   assert.deepEqual(ids(recent.ofUser('demo', 'u1', counting)), ['a', 'b', 'd']);
   assert.deepEqual(calls, ['a', 'b', 'not-an-item', 'd'], 'only the new entry');
 });
+
+test('over many rotations, with the pool reusing the slots of dropped generations, every read is what per-key lists would hold', () => {
+  // The reference: a list per key and generation, carried over and cut back as the module says.
+  type Kept = Array<[item: string, sec: number]>;
+  let current = new Map<string, Kept>();
+  let previous = new Map<string, Kept>();
+  const start = Date.parse('2026-11-27T00:00:00Z');
+  const recent = new RecentConsumption(start);
+  let rotatedAt = start;
+  let seed = 7;
+  const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  // 30,000 entries 10 ms apart (3,000 a rotation), 40,000 1 ms apart (30,000 a rotation: the
+  // pool, 16,384 slots at first, grows past live slots), then 30,000 300 ms apart (it reuses
+  // the slots of dropped generations, and links into them are not followed).
+  let nowMs = start;
+  for (let step = 0; step < 100_000; step++) {
+    nowMs += step < 30_000 ? 10 : step < 70_000 ? 1 : 300;
+    const user = `u${Math.floor(random() * 40)}`;
+    const item = String.fromCharCode(97 + Math.floor(random() * 26));
+    recorded([view(item, { user_id: user })], nowMs, recent);
+    if (nowMs - rotatedAt >= ROTATE_MS) [previous, current, rotatedAt] = [current, new Map(), nowMs];
+    let list = current.get(user);
+    if (!list) {
+      list = (previous.get(user) ?? []).filter(([, sec]) => sec >= (nowMs - 2 * ROTATE_MS) / 1000);
+      current.set(user, list);
+    }
+    list.push([item, Math.floor(nowMs / 1000)]);
+    if (list.length > 50) list.splice(0, list.length - 50);
+    if (step % 499 === 0) {
+      for (let u = 0; u < 40; u++) {
+        const expected = current.get(`u${u}`) ?? previous.get(`u${u}`);
+        const read = recent.ofUser('demo', `u${u}`, resolve);
+        assert.deepEqual(read === undefined ? undefined : ids(read), expected?.map(([i]) => i), `u${u} at step ${step}`);
+        if (read) assert.deepEqual(triples(read).filter((_, k) => k % 3 === 1), expected!.map(([, sec]) => sec));
+      }
+    }
+  }
+});
+
+test("items the worker's view knows are resolved as they are recorded; the others when first read", () => {
+  const calls: string[] = [];
+  const counting = (type: string, id: string) => (calls.push(id), resolve(type, id));
+  const recent = new RecentConsumption(10_000);
+  // The view knows a and b (as ix 0 and 1), not c (added to the catalog later) nor the unknown item.
+  const inView = (_type: string, id: string) => (id === 'a' || id === 'b' ? resolve(_type, id) : undefined);
+  const events = [view('a', { user_id: 'u1', device_id: 'd1' }), view('c', { user_id: 'u1' }), view('b', { user_id: 'u1' }), view('not-an-item', { user_id: 'u1' })];
+  recent.record('demo', consumedEntries(events as never, weights, 10_000), 10_000, inView);
+  assert.deepEqual(ids(recent.ofUser('demo', 'u1', counting)), ['a', 'c', 'b']);
+  assert.deepEqual(calls, ['c', 'not-an-item'], 'only what the view did not know, at the read');
+  assert.deepEqual(ids(recent.ofDevice('demo', 'd1', counting)), ['a']);
+  assert.deepEqual(calls, ['c', 'not-an-item'], 'the device read resolves nothing more');
+});
