@@ -8,7 +8,10 @@
  * resumes from the last flushed positions with the state that flush wrote: nothing is counted
  * twice or missed. The write lock is held only for the puts of already-encoded values, so the
  * main thread's commits (item and event 200s) wait for it as little as possible. Synchronous
- * LMDB calls are fine here: this is not the main thread.
+ * LMDB calls are fine here: this is not the main thread. Between flushes, the model's thread
+ * publishes the neighbour rows its events changed to the row boards (store/row-board.ts).
+ * Over 500 lines: the loop's pacing, the flush and the publish share the thread's positions and
+ * pending times; splitting them into modules of their own is issue 17's (the architecture).
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { parentPort, workerData } from 'node:worker_threads';
