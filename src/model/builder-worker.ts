@@ -546,6 +546,7 @@ while (!stopping) {
   if (flushUnreadable) {
     // Nothing is published or flushed before the last flush is readable (within milliseconds).
   } else if (now >= Math.min(eventsDueAt, changesDueAt, countsDueAt) || (now >= publishDueAt && !publish())) {
+    // A flush is due, or the publish (run in the condition) did not fit: the flush writes it all.
     const withLayout = now >= changesDueAt;
     flush(withLayout);
     lastFlush = lastPublish = Date.now();
