@@ -511,7 +511,9 @@ let postedApplied = -1;
 let postedChanges = -1;
 /** Flushes when stats were last posted: one that wrote only request counts moves neither count above. */
 let postedFlushes = -1;
-const statsMoved = () => applied !== postedApplied || changesReadable !== postedChanges || histograms.flush.count !== postedFlushes;
+/** Publishes when stats were last posted: the lag they record and their count reach /health between flushes (seconds apart). */
+let postedPublishes = -1;
+const statsMoved = () => applied !== postedApplied || changesReadable !== postedChanges || histograms.flush.count !== postedFlushes || publishes.count !== postedPublishes;
 /** The store's counters when ingest() last found nothing new: unchanged means nothing to read. */
 let seenEventSeq = -1;
 let seenChangeSeq = -1;
@@ -556,7 +558,7 @@ while (!stopping) {
   }
   // Stats only when a flush changed them: an idle builder posts nothing.
   if (statsMoved() && now - lastStats >= data.statsIntervalMs) {
-    [lastStats, postedApplied, postedChanges, postedFlushes] = [now, applied, changesReadable, histograms.flush.count];
+    [lastStats, postedApplied, postedChanges, postedFlushes, postedPublishes] = [now, applied, changesReadable, histograms.flush.count, publishes.count];
     await postStats();
   }
   if (consumed > 0) {
