@@ -65,10 +65,10 @@ export interface BuilderWorkerData {
   flushMs: number;
   /**
    * The model's thread: a board per environment where the neighbour rows the events changed are
-   * published every `publishMs` (the acceptance-to-ranking lag) between flushes.
+   * published every `publishMs` (the acceptance-to-ranking lag) between flushes. None: no publishes.
    */
   rowBoards?: Record<string, RowBoardMemory>;
-  publishMs?: number;
+  publishMs: number;
   /**
    * Longest wait between flushes while behind (a step read a full chunk); the pace below it
    * follows the flushes' cost (CATCH_UP_FLUSH_SHARE). A flush rewrites every row and history an
@@ -181,7 +181,7 @@ const newestWritten: Record<string, number> = {};
 for (const [environment, config] of Object.entries(data.environments)) {
   if (!reportsRole) migrateConsumerRecords(store, environment);
   const stored = (store.modelState.get(positionKey(environment)) as number | undefined) ?? 0;
-  const boardMemory = reportsRole ? undefined : data.rowBoards?.[environment];
+  const boardMemory = data.rowBoards?.[environment];
   const board = boardMemory && new RowBoardWriter(boardMemory);
   // Rows a builder that died had published but not written: this one replays their events.
   board?.clear();
@@ -221,7 +221,7 @@ const unpublished: number[] = [];
 /** Events applied and not yet written. */
 let unwritten = 0;
 /** Whether events' rows are published between flushes. */
-const publishing = !reportsRole && data.rowBoards !== undefined;
+const publishing = data.rowBoards !== undefined;
 let applied = 0;
 let stopping = false;
 
@@ -345,7 +345,7 @@ function eventsFlushDueAt(): number {
   if (behindSinceFlush && eventsLeft() === 0) return 0;
   // Publishing, a flush waits for the events to pause (a test's or a quiet site's last event is
   // written within publishMs) or for flushMs under a steady arrival.
-  return publishing ? Math.min(lastFlush + data.flushMs, lastArrival + data.publishMs!) : lastFlush + data.flushMs;
+  return publishing ? Math.min(lastFlush + data.flushMs, lastArrival + data.publishMs) : lastFlush + data.flushMs;
 }
 
 /**
@@ -543,7 +543,7 @@ while (!stopping) {
   // Request counts ride on the flushes' pace: while behind, a flush of its own would rewrite every row the events touched.
   const countsDueAt = requestCounts.pending ? lastFlush + (behind ? catchUpFlushDelay() : data.flushMs) : Infinity;
   // While caught up, the rows of what arrived are published every publishMs between flushes.
-  const publishDueAt = publishing && !behind && unpublished.length > 0 ? lastPublish + data.publishMs! : Infinity;
+  const publishDueAt = publishing && !behind && unpublished.length > 0 ? lastPublish + data.publishMs : Infinity;
   const dueAt = Math.min(eventsDueAt, changesDueAt, countsDueAt, publishDueAt);
   if (flushUnreadable) {
     // Nothing is published or flushed before the last flush is readable (within milliseconds).

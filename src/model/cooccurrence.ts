@@ -383,7 +383,7 @@ export class CooccurrenceState {
     if (board) {
       // Once cleared, the board holds none of its rows: whichever a worker read meanwhile from an
       // older snapshot, it reads anew after the commit.
-      board.forEachRow((r) => changed.push(r));
+      for (const r of board.rowIx()) changed.push(r);
       this.#boardAfterFlush = 'clear';
     }
     return () => {

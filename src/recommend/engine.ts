@@ -343,12 +343,12 @@ export class Engine {
     };
     stored(this.#userRecord, userWords);
     stored(this.#deviceRecord, deviceWords);
-    const recent = (entries: readonly (number | string)[] | undefined) => {
+    const recent = (entries: readonly number[] | undefined) => {
       for (let i = 0; entries && i + RECENT_STRIDE <= entries.length; i += RECENT_STRIDE) {
-        const ix = entries[i] as number;
+        const ix = entries[i]!;
         if (ix < 0) continue; // an item not in the catalog when the entry was read
         seeds.markConsumed(ix);
-        seeds.add(ix, entries[i + 2] as number, entries[i + 1] as number);
+        seeds.add(ix, entries[i + 2]!, entries[i + 1]!);
       }
     };
     const resolveItem = (type: string, id: string) => this.#resolve(env, { id, type });

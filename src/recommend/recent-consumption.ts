@@ -32,9 +32,9 @@ const MAX_ENTRIES = 500_000;
 /** Entries kept per user or device. */
 const MAX_PER_KEY = 50;
 
-/** Entries as a read returns them, oldest first, RECENT_STRIDE values each: ix, unix sec, weight, item type, item id. */
-type Entries = Array<number | string>;
-export const RECENT_STRIDE = 5;
+/** Entries as a read returns them, oldest first, RECENT_STRIDE values each: ix (resolved), unix sec, weight. */
+type Entries = number[];
+export const RECENT_STRIDE = 3;
 /** The ix of an entry whose item no read has resolved yet; UNKNOWN: not in the catalog when read. */
 const UNRESOLVED = -1;
 const UNKNOWN = -2;
@@ -143,12 +143,12 @@ export class RecentConsumption {
    * The user's entries (RECENT_STRIDE values each, ix first: skip UNKNOWN), their items resolved,
    * or undefined. The returned array is the store's own, reused by the next ofUser: read, never change.
    */
-  ofUser(environment: string, userId: string, resolve: ResolveItem): readonly (number | string)[] | undefined {
+  ofUser(environment: string, userId: string, resolve: ResolveItem): readonly number[] | undefined {
     const head = this.#current.get(environment)?.users.get(userId) ?? this.#previous.get(environment)?.users.get(userId);
     return head === undefined ? undefined : this.#read(head, resolve, this.#userOut);
   }
 
-  ofDevice(environment: string, deviceId: string, resolve: ResolveItem): readonly (number | string)[] | undefined {
+  ofDevice(environment: string, deviceId: string, resolve: ResolveItem): readonly number[] | undefined {
     const head = this.#current.get(environment)?.devices.get(deviceId) ?? this.#previous.get(environment)?.devices.get(deviceId);
     return head === undefined ? undefined : this.#read(head, resolve, this.#deviceOut);
   }
@@ -225,9 +225,6 @@ export class RecentConsumption {
       out[at] = this.#ix[slot]!;
       out[at + 1] = this.#time[slot]!;
       out[at + 2] = this.#weight[slot]!;
-      // Resolved: the ix says it all (the engine reads the first three).
-      out[at + 3] = '';
-      out[at + 4] = '';
     }
     return out;
   }

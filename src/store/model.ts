@@ -19,6 +19,7 @@
  */
 
 import type { Database } from 'lmdb';
+import { withRoom } from '../domain/grown.ts';
 
 export const EVENT_TYPE_CODES: Readonly<Record<string, number>> = {
   detail_pageview: 1,
@@ -198,10 +199,8 @@ export class NeighbourRowReader {
 
   /** Copies a row of `words` words at `at` of `source` (the row board's shared memory); returns its neighbour count. */
   readWords(source: Uint32Array, at: number, words: number): number {
-    if (this.#words.length < words) {
-      this.#words = new Uint32Array(Math.max(words, 2 * this.#words.length));
-      this.#floats = new Float32Array(this.#words.buffer);
-    }
+    const room = withRoom(this.#words, words);
+    if (room !== this.#words) [this.#words, this.#floats] = [room, new Float32Array(room.buffer)];
     this.#words.set(source.subarray(at, at + words));
     return (this.#n = neighboursIn(this.#words, words));
   }

@@ -137,6 +137,17 @@ export class RowBoardWriter extends BoardView {
     }
   }
 
+  /** The ix of the current half's rows, ascending. */
+  rowIx(): Uint32Array {
+    const base = this.#current();
+    const ixs = new Uint32Array(this.words[base + ROWS]!);
+    for (let s = 0, n = 0; s < SLOTS; s++) {
+      const k = this.words[base + KEYS + s]!;
+      if (k !== 0) ixs[n++] = k - 1;
+    }
+    return ixs.sort();
+  }
+
   /** Rows in the current half. */
   get rows(): number {
     return this.words[this.#current() + ROWS]!;
@@ -149,13 +160,8 @@ export class RowBoardWriter extends BoardView {
    */
   forEachRow(write: (ix: number, bytes: Buffer) => void): void {
     const base = this.#current();
-    const ixs = new Uint32Array(this.words[base + ROWS]!);
-    let n = 0;
-    for (let s = 0; s < SLOTS; s++) {
-      const k = this.words[base + KEYS + s]!;
-      if (k !== 0) ixs[n++] = k - 1;
-    }
-    ixs.sort();
+    const ixs = this.rowIx();
+    const n = ixs.length;
     const copy = new Uint32Array(this.words[base + USED]!);
     let to = 0;
     for (let i = 0; i < n; i++) {
