@@ -13,6 +13,10 @@
 // replays BENCH_REPLAY_EVENTS (default 1,000,000; quick 200,000) events through the builder alone,
 // then starts the service on that data and times its restart (first recommendation answered,
 // builder at the log's end).
+// A sustained round then holds the steady ~10,000 events/s on a fresh service for
+// BENCH_SUSTAINED_SEC (default 150 s; 0 skips it) and prints per 30 s window the events applied,
+// the lag p99, the model flushes' CPU and the builder's CPU per event: the steady round's 12 s see
+// neighbour rows that have not grown yet, and the builder's cost per event grows with them.
 // Each service round first imports the catalog the events name (100,000 articles, through the
 // API; BENCH_EVENTS_CATALOG=0 leaves it empty, as the figures before the seventeenth session).
 // Run: npm run bench -- events   (needs wrk)   BENCH_QUICK=1 short, BENCH_JSON=1 JSON lines,
@@ -320,6 +324,98 @@ console.log(
     `(target ≤ 1 ms: ${steady.reportsFlushCpuMeanMs !== null && steady.reportsFlushCpuMeanMs <= 1 ? 'pass' : 'missed'}); ` +
     `their clicks, A/B units and clicked items snapshotted ${steady.reportsSnapshots?.count ?? 0} times (every minute and at a stop), the last ${steady.reportsSnapshots?.last_cpu_ms ?? '-'} ms of CPU`,
 );
+/** Bucket counts of the builder's lag histogram (/metrics, summed over label sets), by upper bound in seconds. */
+async function lagBuckets(url: string): Promise<Map<number, number>> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const buckets = new Map<number, number>();
+  for (const line of text.split('\n')) {
+    const m = /^affinity_builder_lag_seconds_bucket\{.*le="([^"]+)".*\} (\d+(?:\.\d+)?)$/.exec(line);
+    if (m) buckets.set(m[1] === '+Inf' ? Infinity : Number(m[1]), (buckets.get(m[1] === '+Inf' ? Infinity : Number(m[1])) ?? 0) + Number(m[2]));
+  }
+  return buckets;
+}
+
+/** The p99 of the events recorded between two bucket snapshots: the upper bound of the bucket holding it, ms. */
+function windowP99Ms(before: Map<number, number>, after: Map<number, number>): number {
+  const bounds = [...after.keys()].sort((a, b) => a - b);
+  const total = (after.get(Infinity) ?? 0) - (before.get(Infinity) ?? 0);
+  for (const le of bounds) if ((after.get(le) ?? 0) - (before.get(le) ?? 0) >= 0.99 * total) return le * 1000;
+  return Infinity;
+}
+
+interface SustainedWindow {
+  endSec: number;
+  appliedPerSec: number;
+  lagP99Ms: number;
+  flushes: number;
+  flushCpuMs: number;
+  builderUsPerEvent: number;
+  reportsCommitCpuMs: number;
+}
+
+/**
+ * The steady rate held for minutes (BENCH_SUSTAINED_SEC, default 150; 0 skips it): the steady
+ * round above sees a fresh service's first seconds, before the neighbour rows have grown. Per
+ * window of 30 s: events applied per second, the window's lag p99 (from /metrics' buckets), the
+ * model's flushes and their CPU each, the builder thread's CPU per event, the report counters'
+ * commits' CPU each (differences of /health's counts and means).
+ */
+const SUSTAINED_SEC = Number(process.env.BENCH_SUSTAINED_SEC ?? (QUICK ? 0 : 150));
+const SUSTAINED_WINDOW_SEC = 30;
+async function sustainedRound(): Promise<SustainedWindow[]> {
+  const server = await startServer();
+  try {
+    await importCatalog(server);
+    pin(server.proc.pid!, '0');
+    const delayMs = Math.round((CONNECTIONS * EVENTS_PER_REQUEST * 1000) / STEADY_EVENTS_PER_SEC);
+    const args = ['-t1', `-c${CONNECTIONS}`, `-d${SUSTAINED_SEC}s`, '--timeout', '5s', '-s', join(WRK_DIR, 'post-events.lua'), server.url, '--', 'demo', String(delayMs)];
+    const wrk = PIN ? spawn('taskset', ['-c', '1', 'wrk', ...args], { stdio: 'ignore' }) : spawn('wrk', args, { stdio: 'ignore' });
+    const exited = new Promise((resolve) => wrk.once('exit', resolve));
+    const windows: SustainedWindow[] = [];
+    const snapshot = async () => ({ health: (await health(server.url)).model_builder!, buckets: await lagBuckets(server.url), ticks: threadTicks(server.proc.pid!), at: performance.now() });
+    let last = await snapshot();
+    const start = last.at;
+    for (let end = SUSTAINED_WINDOW_SEC; end <= SUSTAINED_SEC; end += SUSTAINED_WINDOW_SEC) {
+      await sleep(start + end * 1000 - performance.now());
+      const now = await snapshot();
+      const [a, b] = [last.health, now.health];
+      const applied = b.events_applied - a.events_applied;
+      const flushes = b.flush_cpu_ms.count - a.flush_cpu_ms.count;
+      const cpuOf = (x: { count: number; mean: number | null }) => x.count * (x.mean ?? 0);
+      const reportCommits = (b.reports_flush_cpu_ms?.count ?? 0) - (a.reports_flush_cpu_ms?.count ?? 0);
+      windows.push({
+        endSec: end,
+        appliedPerSec: applied / ((now.at - last.at) / 1000),
+        lagP99Ms: windowP99Ms(last.buckets, now.buckets),
+        flushes,
+        flushCpuMs: flushes > 0 ? (cpuOf(b.flush_cpu_ms) - cpuOf(a.flush_cpu_ms)) / flushes : NaN,
+        builderUsPerEvent: cpuPerRequest(last.ticks, now.ticks, applied)['aff-builder'] ?? 0,
+        reportsCommitCpuMs: reportCommits > 0 ? (cpuOf(b.reports_flush_cpu_ms!) - cpuOf(a.reports_flush_cpu_ms!)) / reportCommits : NaN,
+      });
+      last = now;
+    }
+    await exited;
+    return windows;
+  } finally {
+    await server.close();
+  }
+}
+
+if (SUSTAINED_SEC > 0) {
+  const windows = await sustainedRound();
+  console.log(`sustained ~${STEADY_EVENTS_PER_SEC} events/s for ${SUSTAINED_SEC} s (a fresh service, pinned), by window of ${SUSTAINED_WINDOW_SEC} s:`);
+  console.table(
+    windows.map((w) => ({
+      'until s': w.endSec,
+      'applied/s': Math.round(w.appliedPerSec),
+      'lag p99 ms': w.lagP99Ms,
+      'model flushes': w.flushes,
+      'CPU ms each': Number(w.flushCpuMs.toFixed(1)),
+      'builder µs/event': Number(w.builderUsPerEvent.toFixed(1)),
+      'report commits CPU ms each': Number(w.reportsCommitCpuMs.toFixed(2)),
+    })),
+  );
+}
 const replayEvents = Number(process.env.BENCH_REPLAY_EVENTS ?? (QUICK ? 200_000 : 1_000_000));
 const replayDir = tempDir('affinity-replay-');
 const replay = await replayThroughBuilder(replayEvents, replayDir);
