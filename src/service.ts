@@ -105,7 +105,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
       appliedPosition: (environment) => builder?.stats?.positions[environment],
       onBuilt: (environment) => pool?.notify({ kind: 'model', environment }),
     });
-    pool = new RankingPool(config, (err) => log.error({ err }, 'a ranking worker failed; another starts in its place'), builder.rowBoards);
+    pool = new RankingPool(config, (err) => log.error({ err }, 'a ranking worker failed; another starts in its place'), builder.liveRows);
     // Feeds of the configuration file first, so the ingest worker's first tick sees them.
     for (const replaced of await syncConfigFeeds(store, config.environments)) {
       log.warn({ feed: replaced }, 'a feed of the configuration file replaced an operator-added feed with the same id');

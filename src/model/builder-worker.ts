@@ -9,7 +9,8 @@
  * twice or missed. The write lock is held only for the puts of already-encoded values, so the
  * main thread's commits (item and event 200s) wait for it as little as possible. Synchronous
  * LMDB calls are fine here: this is not the main thread. Between flushes, the model's thread
- * publishes the neighbour rows its events changed to the row boards (store/row-board.ts).
+ * tells the ranking workers which neighbour rows its events changed; they read them where the
+ * builder keeps them (store/live-rows.ts).
  * Over 500 lines: the loop's pacing, the flush and the publish share the thread's positions and
  * pending times; splitting them into modules of their own is issue 17's (the architecture).
  */
@@ -36,7 +37,7 @@ import { nameThread } from '../thread-name.ts';
 import { reportGcPauses } from '../metrics/gc-pauses.ts';
 import { threadCpuClock } from '../thread-cpu.ts';
 import { transactionSyncRetried } from '../store/commit.ts';
-import { RowBoardWriter, type RowBoardMemory } from '../store/row-board.ts';
+import type { LiveRowsMemory } from '../store/live-rows.ts';
 
 export interface BuilderWorkerData {
   /**
@@ -60,14 +61,15 @@ export interface BuilderWorkerData {
   minStepMs: number;
   /**
    * How often applied changes are written while events keep arriving (and `publishMs` after the
-   * last when they stop); with row boards, the rows ranking reads are published in between.
+   * last when they stop); with live rows, the rows ranking reads are published in between.
    */
   flushMs: number;
   /**
-   * The model's thread: a board per environment where the neighbour rows the events changed are
-   * published every `publishMs` (the acceptance-to-ranking lag) between flushes. None: no publishes.
+   * The model's thread: per environment, the shared memory its neighbour rows live in, which the
+   * ranking workers read (store/live-rows.ts); every `publishMs` between flushes they are told
+   * which rows the events changed (the acceptance-to-ranking lag). None: no publishes.
    */
-  rowBoards?: Record<string, RowBoardMemory>;
+  liveRows?: Record<string, LiveRowsMemory>;
   publishMs: number;
   /**
    * Longest wait between flushes while behind (a step read a full chunk); the pace below it
@@ -181,12 +183,10 @@ const newestWritten: Record<string, number> = {};
 for (const [environment, config] of Object.entries(data.environments)) {
   if (!reportsRole) migrateConsumerRecords(store, environment);
   const stored = (store.modelState.get(positionKey(environment)) as number | undefined) ?? 0;
-  const boardMemory = data.rowBoards?.[environment];
-  const board = boardMemory && new RowBoardWriter(boardMemory);
-  // Rows a builder that died had published but not written: this one replays their events.
-  board?.clear();
+  // Rows a builder that died left in the shared memory are dropped (CooccurrenceState): this one replays their events.
+  const live = data.liveRows?.[environment];
   // Position 0: no flush ever wrote this environment's state, so first touches need not read it.
-  const model: EventConsumer = reportsRole ? new ReportState(store, environment, config.model.attributionWindowSec, stored) : new EnvironmentModel(store, environment, config, stored === 0, board);
+  const model: EventConsumer = reportsRole ? new ReportState(store, environment, config.model.attributionWindowSec, stored) : new EnvironmentModel(store, environment, config, stored === 0, live);
   models.set(environment, model);
   // A consumer with a snapshot of its own may start before its stored position (its state replayed alone).
   positions[environment] = model.resumeFrom ?? stored;
@@ -221,7 +221,7 @@ const unpublished: number[] = [];
 /** Events applied and not yet written. */
 let unwritten = 0;
 /** Whether events' rows are published between flushes. */
-const publishing = data.rowBoards !== undefined;
+const publishing = data.liveRows !== undefined;
 let applied = 0;
 let stopping = false;
 

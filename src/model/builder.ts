@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import type { Config, StoreConfig } from '../config/types.ts';
 import type { BuilderProblem, BuilderRows, BuilderStarted, BuilderStats, BuilderWorkerData } from './builder-worker.ts';
 import type { RequestCounts } from '../domain/request-counts.ts';
-import { createRowBoards, type RowBoardMemory } from '../store/row-board.ts';
+import { createLiveRows, type LiveRowsMemory } from '../store/live-rows.ts';
 import { DEFAULT_CONFIG } from '../config/defaults.ts';
 
 /** Pause before restarting a crashed worker, so a persistent fault does not spin. */
@@ -81,7 +81,7 @@ export class ModelBuilder {
   #stats: BuilderStats | undefined;
   #reportsStats: BuilderStats | undefined;
   /** Where the model thread publishes neighbour rows between its flushes, per environment: for the ranking workers. */
-  readonly rowBoards: Record<string, RowBoardMemory>;
+  readonly liveRows: Record<string, LiveRowsMemory>;
 
   readonly #onRows: (rows: BuilderRows) => void;
 
@@ -102,8 +102,8 @@ export class ModelBuilder {
     this.#log = options.log;
     this.#onRows = options.onRows ?? (() => undefined);
     const niceness = options.niceness ?? 0;
-    // Made here, not in the thread: a restarted thread publishes to the boards the workers read.
-    this.rowBoards = createRowBoards(Object.keys(options.environments));
+    // Made here, not in the thread: a restarted thread keeps its rows where the workers read them.
+    this.liveRows = createLiveRows(Object.keys(options.environments));
     const data: ThreadData = {
       role: 'model',
       indexedUpTo: new SharedArrayBuffer(8 * Object.keys(options.environments).length),
@@ -117,13 +117,13 @@ export class ModelBuilder {
       minStepMs: 20,
       // Everything applied is written to LMDB (with the positions) once a second under a steady
       // arrival, publishMs after the last event when arrivals pause; the rows ranking reads are
-      // published every publishMs in between (store/row-board.ts). Written every 100 ms, the
+      // told which rows changed every publishMs in between, and read them in shared memory (store/live-rows.ts). Written every 100 ms, the
       // flushes took ~14 ms of CPU each at ~9,400 events/s (most in LMDB's puts and commit, a hot
       // row rewritten ten times a second); once a second, ~29 ms each: the process's CPU under
       // that load went from 10.1 to 6.9 s over 15 s (scratch harness, before the boards).
       flushMs: options.flushMs ?? DEFAULT_CONFIG.builder.flushMs,
       publishMs: 100,
-      rowBoards: this.rowBoards,
+      liveRows: this.liveRows,
       // The ceiling of the cost-paced catch-up flushes: at 1,000,000 events a flush takes ~3 s, and
       // ten times that is the pace. A 1M-event replay, alternating with the fixed 8 s pace before:
       // 23.8 and 29.8 s before, 22.2 and 28.7 s paced (this VM's noise is larger than the gain).
@@ -153,7 +153,7 @@ export class ModelBuilder {
         // Written every second, not every 100 ms: a report is read in hours and days, and each
         // write rewrites the day's and the hour's rollups whole; at a steady ~9,000 events/s the
         // reports thread spent 7 µs an event, most of it in its 10 commits a second.
-        this.#reports = new BuilderThread({ ...data, role: 'reports', niceness: reportsNiceness, flushMs: REPORTS_FLUSH_MS, rowBoards: undefined }, this.#log, (m) => {
+        this.#reports = new BuilderThread({ ...data, role: 'reports', niceness: reportsNiceness, flushMs: REPORTS_FLUSH_MS, liveRows: undefined }, this.#log, (m) => {
           if (m.type === 'stats') this.#reportsStats = m;
         });
       }

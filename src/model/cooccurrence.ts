@@ -2,9 +2,10 @@
  * @module model/cooccurrence
  * Item-item co-occurrence: when a user consumes item i after items j in their recent history,
  * both i→j and j→i gain the configured weight of the new consumption. Each row is an
- * open-addressing table of (neighbour, weight) entries in paged typed heaps (no object or typed
+ * open-addressing table of (neighbour, weight) entries in one growable buffer (no object or typed
  * array per row: allocating and growing those was ~5% of the builder, issue 12), so a pair update
- * is a hash probe and an add in one cache line. A row is cut back to its strongest `maxNeighbours` (equal
+ * is a hash probe and an add in one cache line. The buffer is shared: the ranking workers read a
+ * row where it is kept (store/live-rows.ts), and a publish only tells them which rows changed. A row is cut back to its strongest `maxNeighbours` (equal
  * weights: lower ix first) only when it reaches twice that: where the order of the events says,
  * never where a flush falls. Weights are summed in f32, what is stored. A flush writes each
  * changed row whole and in order, up to twice `maxNeighbours` long (readers take the strongest
@@ -18,160 +19,139 @@
 import type { Store } from '../store/open.ts';
 import { selectLargest } from '../domain/select-largest.ts';
 import { NeighbourRowReader, neighboursKey, neighboursWords } from '../store/model.ts';
-import type { RowBoardWriter } from '../store/row-board.ts';
+import { ADDR, CLS, COUNT, createLiveRows, DIRTY, LiveViews, META, NOTICED, RowSorter, sizeClasses, VERSION, type LiveRowsMemory } from '../store/live-rows.ts';
 
-/** Not loaded (row metadata). */
-const NONE = -1;
-/** 2^32: the sort key packs an integer weight above a u32 ix. */
-const TWO_32 = 4294967296;
-/** Largest weight the packed key holds exactly: key < 2^53. */
-const MAX_PACKED_WEIGHT = 2 ** 21 - 1;
 /** Fibonacci hashing multiplier (2^32 / golden ratio) as an i32; a table of 2^b entries takes the top b bits. */
 const HASH_MUL = -1640531535;
-/** Most slots a row may hold (config/schema.ts caps maxNeighbours at 10,000: 20,001 slots); its table (2^17 entries) fits a page. */
+/** Most slots a row may hold (config/schema.ts caps maxNeighbours at 10,000: 20,001 slots). */
 const MAX_ROW_SLOTS = 0xffff;
-/** Table entries per heap page (8 bytes each: 8 MB). A row's table never spans two pages. */
-const PAGE_BITS = 20;
-const PAGE_ENTRIES = 1 << PAGE_BITS;
-const PAGE_MASK = PAGE_ENTRIES - 1;
-/** Per row in #meta: its table's address (page << PAGE_BITS | entry, NONE when not loaded), size class, entry count, dirty flag. */
-const META = 4;
-const [ADDR, CLS, COUNT, DIRTY] = [0, 1, 2, 3];
 
 export class CooccurrenceState {
   readonly #store: Store;
   readonly #env: string;
   readonly #maxNeighbours: number;
   /** Slot capacity of each size class: half its table, the last one beyond twice the bound. */
-  readonly #classCap: number[] = [];
+  readonly #classCap: number[];
   /** log2 of each class's table size: at least twice its capacity, so probes stay short. */
-  readonly #classBits: number[] = [];
+  readonly #classBits: number[];
   /** Whether rows may be stored: false for an environment the builder has never written, so a first touch skips the read. */
   #mayExist: boolean;
 
-  /** Row metadata, META words per item index: one cache line for everything a pair update asks of its row. */
-  #meta = new Int32Array(0);
+  /**
+   * The rows' metadata (META words per item index: one cache line for everything a pair update
+   * asks of its row) and their tables, in memory the ranking workers read (store/live-rows.ts).
+   * Each row is an open-addressing table whose entries hold the neighbour (ix + 1; 0 empty) and
+   * its summed f32 weight side by side: a pair update reads one cache line. A table never moves
+   * but to a larger class; a freed one is reused by its class.
+   */
+  readonly #views: LiveViews;
+  /** Whether ranking workers read these rows (else the memory is this state's alone). */
+  readonly #shared: boolean;
   readonly #dirty: number[] = [];
+  /** Rows changed since the ranking workers were last told (publish). */
+  readonly #unnoticed: number[] = [];
   #cached = 0;
+  /** Next never-used table slot; slots below `#usedBefore` held tables before a reset and are cleared when taken. */
+  #used = 0;
+  #usedBefore = 0;
+  /** Free tables per class, as slot addresses. */
+  readonly #free: number[][] = [];
+  /** Set by a flush that found more rows loaded than its bound: dropped once its commit is readable. */
+  #trimDue = false;
+  readonly #sorter: RowSorter;
+  /** A slot's packed key (RowSorter.packKeys), for selectLargest. */
+  readonly #packedKey = (s: number): number => this.#sorter.key(s);
+  readonly #order: Uint32Array;
+  readonly #reader = new NeighbourRowReader();
 
   /**
-   * Each row is an open-addressing table whose entries hold the neighbour (ix + 1; 0 empty) and its
-   * summed f32 weight side by side: a pair update reads one cache line. The tables live in pages
-   * that are never copied (doubling one heap was ~4% of a 1M-event replay, and each row move
-   * another ~5%). Per page, its words as u32 (keys) and as f32 (weights) over the same memory.
+   * `fresh`: nothing of this environment was ever written (the builder's position is 0). `live`:
+   * the memory the ranking workers read the rows from; whatever a previous builder left there is
+   * dropped first.
    */
-  readonly #keyPages: Uint32Array[] = [];
-  readonly #weightPages: Float32Array[] = [];
-  /** Next free entry of the last page. */
-  #pageUsed = PAGE_ENTRIES;
-  /** Free tables per class, as addresses. */
-  #free: number[][] = [];
-  // Sort scratch, one row long (reused: no array per sorted row).
-  readonly #keys: Float64Array;
-  readonly #order: Uint32Array;
-  readonly #gatheredIx: Uint32Array;
-  readonly #gatheredW: Float32Array;
-  readonly #sortedIx: Uint32Array;
-  readonly #sortedW: Float32Array;
-  /** Strongest first, equal weights by lower ix; made once, not a closure per sort. */
-  readonly #bySlot = (a: number, b: number): number => this.#gatheredW[b]! - this.#gatheredW[a]! || this.#gatheredIx[a]! - this.#gatheredIx[b]!;
-  /** A slot's packed key (#packKeys), for selectLargest. */
-  readonly #packedKey = (s: number): number => this.#keys[s]!;
-  readonly #reader = new NeighbourRowReader();
-  /** Where changed rows are published between flushes (store/row-board.ts); none: each flush writes them to LMDB. */
-  readonly #board: RowBoardWriter | undefined;
-  /** What the last flush leaves the board once its commit is readable (flushReadable). */
-  #boardAfterFlush: 'flip' | 'clear' | undefined;
-
-  /** `fresh`: nothing of this environment was ever written (the builder's position is 0). */
-  constructor(store: Store, env: string, maxNeighbours: number, fresh = false, board?: RowBoardWriter) {
+  constructor(store: Store, env: string, maxNeighbours: number, fresh = false, live?: LiveRowsMemory) {
     this.#store = store;
     this.#env = env;
     this.#maxNeighbours = maxNeighbours;
     this.#mayExist = !fresh;
-    this.#board = board;
-    // One slot beyond twice the bound: a full row is cut back before the next new neighbour.
     const maxCapacity = 2 * maxNeighbours + 1;
-    if (maxCapacity > MAX_ROW_SLOTS) throw new RangeError(`maxNeighbours ${maxNeighbours} is over ${(MAX_ROW_SLOTS - 1) / 2}: a row's table would outgrow a heap page`);
-    // Capacities 8, 32, 128, ...: a row that grows moves 3 times on its way to 201 entries, not 5.
-    for (let cap = 8; ; cap *= 4) {
-      const c = Math.min(cap, maxCapacity);
-      let bits = 1;
-      while (1 << bits < 2 * c) bits++;
-      this.#classCap.push(c);
-      this.#classBits.push(bits);
-      this.#free.push([]);
-      if (c === maxCapacity) break;
-    }
-    this.#keys = new Float64Array(maxCapacity);
+    if (maxCapacity > MAX_ROW_SLOTS) throw new RangeError(`maxNeighbours ${maxNeighbours} is over ${(MAX_ROW_SLOTS - 1) / 2}: a row's table would be too large`);
+    ({ caps: this.#classCap, bits: this.#classBits } = sizeClasses(maxNeighbours));
+    for (let c = 0; c < this.#classCap.length; c++) this.#free.push([]);
+    this.#shared = live !== undefined;
+    this.#views = new LiveViews(live ?? createLiveRows(['own']).own!);
+    this.#sorter = new RowSorter(maxCapacity);
     this.#order = new Uint32Array(maxCapacity);
-    this.#gatheredIx = new Uint32Array(maxCapacity);
-    this.#gatheredW = new Float32Array(maxCapacity);
-    this.#sortedIx = new Uint32Array(maxCapacity);
-    this.#sortedW = new Float32Array(maxCapacity);
+    this.#reset();
+  }
+
+  /** Drops every row a previous builder thread left in the shared memory (a restart reads them anew). */
+  #reset(): void {
+    const meta = this.#views.meta;
+    for (let m = 0; m < meta.length; m += META) {
+      if (meta[m + ADDR] === 0 && (meta[m + VERSION]! & 1) === 0) continue;
+      // Odd if that thread died inside a change: made even again, the row not loaded.
+      if ((meta[m + VERSION]! & 1) === 0) Atomics.add(meta, m + VERSION, 1);
+      meta[m + ADDR] = meta[m + CLS] = meta[m + COUNT] = meta[m + DIRTY] = meta[m + NOTICED] = 0;
+      Atomics.add(meta, m + VERSION, 1);
+    }
+    this.#usedBefore = this.#views.keys.length >>> 1;
   }
 
   #ensureRows(ix: number): void {
-    if (ix * META < this.#meta.length) return;
-    const rows = Math.max(ix + 1, (this.#meta.length / META) * 2, 1024);
-    const meta = new Int32Array(rows * META);
-    meta.set(this.#meta);
-    for (let r = this.#meta.length / META; r < rows; r++) meta[r * META + ADDR] = NONE;
-    this.#meta = meta;
+    if ((ix + 1) * META <= this.#views.meta.length) return;
+    this.#views.growMeta(ix);
   }
 
-  /** Gives row `r` an empty table of class `cls`. */
+  /** Gives row `r` an empty table of class `cls` (its version odd: the caller is changing it). */
   #alloc(r: number, cls: number): void {
     const size = 1 << this.#classBits[cls]!;
     let addr = this.#free[cls]!.pop();
     if (addr === undefined) {
-      if (this.#pageUsed + size > PAGE_ENTRIES) {
-        // A fresh ArrayBuffer is zeroed (empty tables) and its pages are touched only as tables are used.
-        const words = new Uint32Array(2 * PAGE_ENTRIES);
-        this.#keyPages.push(words);
-        this.#weightPages.push(new Float32Array(words.buffer));
-        this.#pageUsed = 0;
-      }
-      addr = ((this.#keyPages.length - 1) << PAGE_BITS) | this.#pageUsed;
-      this.#pageUsed += size;
+      addr = this.#used;
+      this.#used += size;
+      this.#views.growEntries(this.#used);
+      // Fresh growth is zeroed (empty tables); slots a reset left behind are not.
+      if (addr < this.#usedBefore) this.#views.keys.fill(0, 2 * addr, 2 * (addr + size));
     } else {
-      this.#keyPages[addr >>> PAGE_BITS]!.fill(0, 2 * (addr & PAGE_MASK), 2 * ((addr & PAGE_MASK) + size));
+      this.#views.keys.fill(0, 2 * addr, 2 * (addr + size));
     }
+    const meta = this.#views.meta;
     const m = r * META;
-    this.#meta[m + ADDR] = addr;
-    this.#meta[m + CLS] = cls;
-    this.#meta[m + COUNT] = 0;
+    meta[m + ADDR] = addr + 1;
+    meta[m + CLS] = cls;
+    meta[m + COUNT] = 0;
   }
 
   /** Puts a neighbour known to be absent into row r's table (room checked by the caller). */
   #insert(r: number, to: number, weight: number): void {
+    const meta = this.#views.meta;
     const m = r * META;
-    const addr = this.#meta[m + ADDR]!;
-    const bits = this.#classBits[this.#meta[m + CLS]!]!;
+    const base = 2 * (meta[m + ADDR]! - 1);
+    const bits = this.#classBits[meta[m + CLS]!]!;
     const mask = (1 << bits) - 1;
-    const keys = this.#keyPages[addr >>> PAGE_BITS]!;
-    const base = 2 * (addr & PAGE_MASK);
+    const keys = this.#views.keys;
     let h = Math.imul(to, HASH_MUL) >>> (32 - bits);
     while (keys[base + 2 * h] !== 0) h = (h + 1) & mask;
+    this.#views.weights[base + 2 * h + 1] = weight;
     keys[base + 2 * h] = to + 1;
-    this.#weightPages[addr >>> PAGE_BITS]![base + 2 * h + 1] = weight;
-    this.#meta[m + COUNT]!++;
+    meta[m + COUNT]!++;
   }
 
-  /** Copies row r's entries (table order) to #gatheredIx/#gatheredW; returns their count. */
+  /** Copies row r's entries (table order) to the sorter's gathered arrays; returns their count. */
   #gather(r: number): number {
+    const meta = this.#views.meta;
     const m = r * META;
-    const addr = this.#meta[m + ADDR]!;
-    const size = 1 << this.#classBits[this.#meta[m + CLS]!]!;
-    const keys = this.#keyPages[addr >>> PAGE_BITS]!;
-    const weights = this.#weightPages[addr >>> PAGE_BITS]!;
-    const base = 2 * (addr & PAGE_MASK);
+    const base = 2 * (meta[m + ADDR]! - 1);
+    const size = 1 << this.#classBits[meta[m + CLS]!]!;
+    const { keys, weights } = this.#views;
+    const { gatheredIx, gatheredW } = this.#sorter;
     let n = 0;
     for (let e = base; e < base + 2 * size; e += 2) {
       const key = keys[e]!;
       if (key === 0) continue;
-      this.#gatheredIx[n] = key - 1;
-      this.#gatheredW[n++] = weights[e + 1]!;
+      gatheredIx[n] = key - 1;
+      gatheredW[n++] = weights[e + 1]!;
     }
     return n;
   }
@@ -185,108 +165,81 @@ export class CooccurrenceState {
     const n = storedCount > 2 * this.#maxNeighbours ? this.#maxNeighbours : storedCount;
     let cls = 0;
     while (this.#classCap[cls]! < n) cls++;
+    const meta = this.#views.meta;
+    Atomics.add(meta, r * META + VERSION, 1);
     this.#alloc(r, cls);
     for (let i = 0; i < n; i++) this.#insert(r, stored.ix(i), stored.weight(i));
+    Atomics.add(meta, r * META + VERSION, 1);
     this.#cached++;
   }
 
   /** Gives row r an empty table of class `cls`, its old one freed (a freed table is cleared when reused). */
   #reallocate(r: number, cls: number): void {
-    this.#free[this.#meta[r * META + CLS]!]!.push(this.#meta[r * META + ADDR]!);
+    const meta = this.#views.meta;
+    this.#free[meta[r * META + CLS]!]!.push(meta[r * META + ADDR]! - 1);
     this.#alloc(r, cls);
   }
 
   /** Moves row r's entries to a table of the next class up. */
   #grow(r: number): void {
     const n = this.#gather(r);
-    this.#reallocate(r, this.#meta[r * META + CLS]! + 1);
-    for (let s = 0; s < n; s++) this.#insert(r, this.#gatheredIx[s]!, this.#gatheredW[s]!);
+    this.#reallocate(r, this.#views.meta[r * META + CLS]! + 1);
+    const { gatheredIx, gatheredW } = this.#sorter;
+    for (let s = 0; s < n; s++) this.#insert(r, gatheredIx[s]!, gatheredW[s]!);
   }
 
-  /**
-   * Writes row r's entries in order (strongest first, equal weights by lower ix) to #sortedIx and
-   * #sortedW; returns their count. Integer weights (the configured ones, and their sums) are
-   * packed with the ix into one f64 key and sorted natively; others take a comparator sort.
-   */
+  /** Row r's entries in order (strongest first, equal weights by lower ix) in the sorter's ix and weight; returns their count. */
   #sortRow(r: number): number {
     const n = this.#gather(r);
-    const ix = this.#gatheredIx;
-    const w = this.#gatheredW;
-    const outIx = this.#sortedIx;
-    const outW = this.#sortedW;
-    const keys = this.#keys;
-    if (this.#packKeys(n)) {
-      keys.subarray(0, n).sort();
-      for (let s = 0; s < n; s++) {
-        const key = keys[n - 1 - s]!;
-        const weight = Math.floor(key / TWO_32);
-        outW[s] = weight;
-        outIx[s] = TWO_32 - 1 - (key - weight * TWO_32);
-      }
-      return n;
-    }
-    const order = this.#order;
-    for (let s = 0; s < n; s++) order[s] = s;
-    order.subarray(0, n).sort(this.#bySlot);
-    for (let s = 0; s < n; s++) {
-      outIx[s] = ix[order[s]!]!;
-      outW[s] = w[order[s]!]!;
-    }
+    this.#sorter.sort(n);
     return n;
   }
 
   #add(from: number, to: number, weight: number): void {
     this.#ensureRows(from);
     const m = from * META;
-    const meta = this.#meta;
-    if (meta[m + ADDR] === NONE) this.#load(from);
+    let meta = this.#views.meta;
+    if (meta[m + ADDR] === 0) this.#load(from);
+    meta = this.#views.meta;
     if (meta[m + DIRTY] === 0) {
       meta[m + DIRTY] = 1;
       this.#dirty.push(from);
     }
-    const addr = meta[m + ADDR]!;
+    if (meta[m + NOTICED] === 0) {
+      meta[m + NOTICED] = 1;
+      this.#unnoticed.push(from);
+    }
+    const base = 2 * (meta[m + ADDR]! - 1);
     const cls = meta[m + CLS]!;
     const bits = this.#classBits[cls]!;
     const mask = (1 << bits) - 1;
-    const keys = this.#keyPages[addr >>> PAGE_BITS]!;
-    const base = 2 * (addr & PAGE_MASK);
+    const keys = this.#views.keys;
     const key = to + 1;
     let h = Math.imul(to, HASH_MUL) >>> (32 - bits);
     for (let k = keys[base + 2 * h]!; k !== 0; k = keys[base + 2 * h]!) {
       if (k === key) {
-        const weights = this.#weightPages[addr >>> PAGE_BITS]!;
+        // One aligned word: a reader sees the old sum or the new one, no version needed.
+        const weights = this.#views.weights;
         weights[base + 2 * h + 1] = weights[base + 2 * h + 1]! + weight;
         return;
       }
       h = (h + 1) & mask;
     }
+    // A new neighbour: the row's version is odd while its table changes.
+    Atomics.add(meta, m + VERSION, 1);
     if (meta[m + COUNT] === this.#classCap[cls]) this.#grow(from);
     this.#insert(from, to, weight);
     if (meta[m + COUNT]! > 2 * this.#maxNeighbours) this.#cut(from);
-  }
-
-  /**
-   * Packs the gathered entries' weights and ix into #keys, ascending keys weakest first (the
-   * higher ix of equal weights has the lower key); false when a weight is not a small integer.
-   */
-  #packKeys(n: number): boolean {
-    const ix = this.#gatheredIx;
-    const w = this.#gatheredW;
-    const keys = this.#keys;
-    for (let s = 0; s < n; s++) {
-      const weight = w[s]!;
-      if (!(weight <= MAX_PACKED_WEIGHT && Number.isInteger(weight))) return false;
-      keys[s] = weight * TWO_32 + (TWO_32 - 1 - ix[s]!);
-    }
-    return true;
+    Atomics.add(meta, m + VERSION, 1);
   }
 
   /** Keeps row r's strongest maxNeighbours, in a cleared table of the same class. */
   #cut(r: number): void {
-    const cls = this.#meta[r * META + CLS]!;
+    const cls = this.#views.meta[r * META + CLS]!;
     const k = this.#maxNeighbours;
     const n = this.#gather(r);
-    if (this.#packKeys(n)) {
+    const sorter = this.#sorter;
+    if (sorter.packKeys(n)) {
       // Selected, not sorted: the table keeps no order (sorting every cut row was ~7% of a
       // 1,000,000-event replay with the flushes' sorts).
       const order = this.#order;
@@ -294,12 +247,13 @@ export class CooccurrenceState {
       selectLargest(order, n, k, this.#packedKey);
       // The same class: #alloc takes the table just freed back, cleared.
       this.#reallocate(r, cls);
-      for (let s = 0; s < Math.min(n, k); s++) this.#insert(r, this.#gatheredIx[order[s]!]!, this.#gatheredW[order[s]!]!);
+      for (let s = 0; s < Math.min(n, k); s++) this.#insert(r, sorter.gatheredIx[order[s]!]!, sorter.gatheredW[order[s]!]!);
       return;
     }
-    const kept = Math.min(this.#sortRow(r), k);
+    sorter.sort(n);
+    const kept = Math.min(n, k);
     this.#reallocate(r, cls);
-    for (let s = 0; s < kept; s++) this.#insert(r, this.#sortedIx[s]!, this.#sortedW[s]!);
+    for (let s = 0; s < kept; s++) this.#insert(r, sorter.ix[s]!, sorter.weight[s]!);
   }
 
   addPair(a: number, b: number, w: number): void {
@@ -309,7 +263,7 @@ export class CooccurrenceState {
   }
 
   /**
-   * The rows changed since the last publish or flush, encoded strongest first into one buffer (an
+   * The rows changed since the last flush, encoded strongest first into one buffer (an
    * ArrayBuffer per row was most of the encoding's cost), in ix order, which is key order: LMDB
    * then walks its leaf pages in order (90,000 rows put in random order took ~3.5 us of CPU each,
    * in order ~2 us). Row i is words start[i] to start[i + 1] of `out`. Their dirty flags are cleared.
@@ -317,99 +271,87 @@ export class CooccurrenceState {
   #encodeChanged(): { ix: Uint32Array; start: Uint32Array; out: Uint32Array } {
     const dirty = Uint32Array.from(this.#dirty).sort();
     this.#dirty.length = 0;
+    const meta = this.#views.meta;
     const start = new Uint32Array(dirty.length + 1);
-    for (let i = 0; i < dirty.length; i++) start[i + 1] = start[i]! + neighboursWords(this.#meta[dirty[i]! * META + COUNT]!);
+    for (let i = 0; i < dirty.length; i++) start[i + 1] = start[i]! + neighboursWords(meta[dirty[i]! * META + COUNT]!);
     const out = new Uint32Array(start[dirty.length]!);
     const outWeights = new Float32Array(out.buffer);
+    const sorter = this.#sorter;
     for (let i = 0; i < dirty.length; i++) {
       const r = dirty[i]!;
-      this.#meta[r * META + DIRTY] = 0;
+      meta[r * META + DIRTY] = 0;
       // The whole row, in order; memory is not cut here (see the module comment). Copied by
       // loops: a subarray and a view per row were most of the encoding's cost (~4% of a replay).
       const n = this.#sortRow(r);
       const at = start[i]!;
       out[at] = n;
       for (let k = 0; k < n; k++) {
-        out[at + 1 + k] = this.#sortedIx[k]!;
-        outWeights[at + 1 + n + k] = this.#sortedW[k]!;
+        out[at + 1 + k] = sorter.ix[k]!;
+        outWeights[at + 1 + n + k] = sorter.weight[k]!;
       }
     }
     return { ix: dirty, start, out };
   }
 
-  /** Whether the rows changed since the last publish fit the board's current half. */
-  #fitBoard(): boolean {
-    let words = 0;
-    for (const r of this.#dirty) words += neighboursWords(this.#meta[r * META + COUNT]!);
-    return this.#board!.fits(this.#dirty.length, words);
-  }
-
-  #putOnBoard(changed: number[]): void {
-    const { ix, start, out } = this.#encodeChanged();
-    for (let i = 0; i < ix.length; i++) {
-      this.#board!.put(ix[i]!, out, start[i]!, start[i + 1]! - start[i]!);
-      changed.push(ix[i]!);
+  /** The rows changed since the ranking workers were last told, their noticed flags cleared, into `changed`. */
+  #takeUnnoticed(changed: number[]): void {
+    const meta = this.#views.meta;
+    for (const r of this.#unnoticed) {
+      meta[r * META + NOTICED] = 0;
+      changed.push(r);
     }
+    this.#unnoticed.length = 0;
   }
 
   /**
-   * Publishes the rows changed since the last publish or flush to the board, where the ranking
-   * workers read them at once; `changed` receives their ix. False (nothing published) when they
-   * do not fit: a flush must write them.
+   * The ix of the rows changed since the last publish, into `changed`: the ranking workers read
+   * them anew from the shared memory (store/live-rows.ts). Nothing is copied.
    */
   publish(changed: number[]): boolean {
-    if (this.#dirty.length === 0) return true;
-    if (!this.#fitBoard()) return false;
-    this.#putOnBoard(changed);
+    this.#takeUnnoticed(changed);
     return true;
   }
 
   /**
-   * Encodes the rows changed since the last publish or flush; the returned function writes to
-   * LMDB (in a transaction) every row changed since the last flush: the board's current half,
-   * where they are published first when they fit, else the board's rows and then these around
-   * it. `changed` receives the ix of the rows the ranking workers must read anew.
+   * Encodes the rows changed since the last flush; the returned function writes them to LMDB (in
+   * a transaction). `changed` receives the ix of the rows the ranking workers must read anew once
+   * the commit is readable: those not yet told when they read the shared memory, else all written.
    */
   prepareFlush(changed: number[]): () => void {
-    const board = this.#board;
-    const put = (ix: number, bytes: Buffer) => this.#store.model.put(neighboursKey(this.#env, ix), bytes);
-    if (board && this.#fitBoard()) {
-      this.#putOnBoard(changed);
-      this.#boardAfterFlush = 'flip';
-      return () => board.forEachRow(put);
-    }
     const { ix, start, out } = this.#encodeChanged();
-    for (const r of ix) changed.push(r);
-    if (board) {
-      // Once cleared, the board holds none of its rows: whichever a worker read meanwhile from an
-      // older snapshot, it reads anew after the commit.
-      for (const r of board.rowIx()) changed.push(r);
-      this.#boardAfterFlush = 'clear';
+    if (this.#shared) this.#takeUnnoticed(changed);
+    else {
+      for (const r of ix) changed.push(r);
+      this.#unnoticed.length = 0;
     }
     return () => {
-      // Newer rows than some on the board: written after them.
-      board?.forEachRow(put);
-      for (let i = 0; i < ix.length; i++) put(ix[i]!, Buffer.from(out.buffer, start[i]! * 4, (start[i + 1]! - start[i]!) * 4));
+      for (let i = 0; i < ix.length; i++) this.#store.model.put(neighboursKey(this.#env, ix[i]!), Buffer.from(out.buffer, start[i]! * 4, (start[i + 1]! - start[i]!) * 4));
     };
   }
 
-  /** The last flush's commit is readable by every thread: its rows leave the board's current half. */
-  flushReadable(): void {
-    if (this.#boardAfterFlush === 'flip') this.#board!.flip();
-    else if (this.#boardAfterFlush === 'clear') this.#board!.clear();
-    this.#boardAfterFlush = undefined;
+  /** After a flush: more than `max` rows loaded drops those it wrote once its commit is readable (flushReadable). */
+  trim(max: number): void {
+    if (this.#cached > max) this.#trimDue = true;
   }
 
-  /** Drops every row (all written) when more than `max` are loaded; later touches read them back. */
-  trim(max: number): void {
-    if (this.#cached <= max) return;
-    for (let m = ADDR; m < this.#meta.length; m += META) this.#meta[m] = NONE;
-    // New pages come zeroed (empty tables); the old ones go to the GC.
-    this.#keyPages.length = 0;
-    this.#weightPages.length = 0;
-    this.#pageUsed = PAGE_ENTRIES;
-    for (const free of this.#free) free.length = 0;
-    this.#cached = 0;
+  /**
+   * The last flush's commit is readable by every thread: when it found more rows loaded than the
+   * bound, the rows unchanged since (all written) are dropped; later touches read them back.
+   * Not at the flush: a ranking worker that met a dropped row before the commit was readable
+   * would have read LMDB's older one.
+   */
+  flushReadable(): void {
+    if (!this.#trimDue) return;
+    this.#trimDue = false;
+    const meta = this.#views.meta;
+    for (let m = 0; m < meta.length; m += META) {
+      if (meta[m + ADDR] === 0 || meta[m + DIRTY] === 1) continue;
+      Atomics.add(meta, m + VERSION, 1);
+      this.#free[meta[m + CLS]!]!.push(meta[m + ADDR]! - 1);
+      meta[m + ADDR] = meta[m + COUNT] = meta[m + NOTICED] = 0;
+      Atomics.add(meta, m + VERSION, 1);
+      this.#cached--;
+    }
     this.#mayExist = true;
   }
 }

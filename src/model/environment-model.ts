@@ -10,7 +10,7 @@ import type { EnvironmentConfig } from '../config/types.ts';
 import type { TrackedEvent } from '../domain/event.ts';
 import { EVENT_TYPE_CODES } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
-import type { RowBoardWriter } from '../store/row-board.ts';
+import type { LiveRowsMemory } from '../store/live-rows.ts';
 import { ConsumedSets } from './consumed-sets.ts';
 import { ConsumerRecords } from './consumer-records.ts';
 import { CooccurrenceState } from './cooccurrence.ts';
@@ -82,14 +82,14 @@ export class EnvironmentModel implements EventConsumer {
 
   /**
    * `fresh`: nothing of this environment's state was ever written (the builder's position is 0).
-   * `board`: where changed neighbour rows are published between flushes.
+   * `live`: the shared memory the ranking workers read the neighbour rows from (store/live-rows.ts).
    */
-  constructor(store: Store, environment: string, config: EnvironmentConfig, fresh = false, board?: RowBoardWriter) {
+  constructor(store: Store, environment: string, config: EnvironmentConfig, fresh = false, live?: LiveRowsMemory) {
     this.#config = config;
     this.#records = new ConsumerRecords(store, environment, fresh);
     this.#histories = new HistoryState(store, environment, config.model.historyLength, this.#records, fresh);
     this.#consumed = new ConsumedSets(this.#records);
-    this.#cooccurrence = new CooccurrenceState(store, environment, config.model.maxNeighbours, fresh, board);
+    this.#cooccurrence = new CooccurrenceState(store, environment, config.model.maxNeighbours, fresh, live);
     this.#popularity = new PopularityState(store, environment);
   }
 

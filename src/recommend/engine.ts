@@ -15,7 +15,7 @@ import { CHANGES_POSITION_KEY, consumerHistoryEnd, copyU32Into, deviceRecordKey,
 import type { Store } from '../store/open.ts';
 import { CatalogView } from './catalog-view.ts';
 import { NeighbourRows } from './neighbour-rows.ts';
-import { RowBoardReader, type RowBoardMemory } from '../store/row-board.ts';
+import { LiveRowReader, type LiveRowsMemory } from '../store/live-rows.ts';
 import { WasmRanker } from './kernel.ts';
 import { VECTOR_DIM as DIM, type RankInput, type Ranker } from './reference-ranker.ts';
 
@@ -199,8 +199,8 @@ export class Engine {
   #deviceRecord = new Uint32Array(3 * 128);
   #changesPosition: number;
 
-  /** `rowBoards`: the neighbour rows the model builder published and has not yet written, read before LMDB. */
-  constructor(store: Store, environments: Config['environments'], rowBoards?: Record<string, RowBoardMemory>) {
+  /** `liveRows`: the model builder's neighbour rows in shared memory, read before LMDB. */
+  constructor(store: Store, environments: Config['environments'], liveRows?: Record<string, LiveRowsMemory>) {
     this.#store = store;
     this.#catalog = new Catalog(store);
     // From the builder's position: the views read its content vectors, and every change after
@@ -213,8 +213,8 @@ export class Engine {
       const trained = new TrainedScores(store, view, config.model.trained);
       // A stored row holds up to twice maxNeighbours (model/cooccurrence.ts): its strongest maxNeighbours serve.
       const rowLength = Math.min(ITEM_ROW, config.model.maxNeighbours);
-      const board = rowBoards?.[name];
-      const rows = new NeighbourRows(store, name, rowLength, MAX_CACHED_ROWS * rowLength, board && new RowBoardReader(board));
+      const live = liveRows?.[name];
+      const rows = new NeighbourRows(store, name, rowLength, MAX_CACHED_ROWS * rowLength, live && new LiveRowReader(live, config.model.maxNeighbours));
       const resolveInView: ResolveItem = (itemType, id) => view.ixOf(itemType, id);
       this.#environments.set(name, { view, ranker, signals, trained, everyIx: new Uint32Array(0), rows, trainedStale: true, eventWeight: weightByCode(config.model.eventWeights), resolveInView });
     }

@@ -1,7 +1,7 @@
 /**
  * @module recommend/neighbour-rows
- * A ranking worker's copy of the co-occurrence rows it has read (from the model builder's row
- * board, store/row-board.ts, else from LMDB): the strongest `rowLength` neighbours of each item, weights scaled so the strongest is
+ * A ranking worker's copy of the co-occurrence rows it has read (from the model builder's memory,
+ * store/live-rows.ts, else from LMDB): the strongest `rowLength` neighbours of each item, weights scaled so the strongest is
  * 1, in an arena of typed-array pages. A Map of 100,000 rows of two typed arrays each was what the
  * worker's old generation held: every row a malloc'd backing store and three objects to mark,
  * the worker's mark-compacts of 60 ms under load, and a hash lookup per seed. Rows the builder
@@ -13,7 +13,7 @@
 import { NeighbourRowReader, neighboursKey } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 import { grown } from '../domain/grown.ts';
-import type { RowBoardReader } from '../store/row-board.ts';
+import type { LiveRowReader } from '../store/live-rows.ts';
 
 /** Entries per page (256 KB per array): an address is page << PAGE_BITS | entry. */
 const PAGE_BITS = 16;
@@ -37,12 +37,12 @@ export class NeighbourRows {
   #used = 0;
   readonly #reader = new NeighbourRowReader();
 
-  readonly #board: RowBoardReader | undefined;
+  readonly #live: LiveRowReader | undefined;
 
-  /** `board`: rows the builder published and has not yet written to LMDB, read first. */
-  constructor(store: Store, environment: string, rowLength: number, maxEntries: number, board?: RowBoardReader) {
+  /** `live`: the rows the builder holds, in shared memory, read first. */
+  constructor(store: Store, environment: string, rowLength: number, maxEntries: number, live?: LiveRowReader) {
     this.#store = store;
-    this.#board = board;
+    this.#live = live;
     this.#environment = environment;
     this.#rowLength = rowLength;
     this.#pageEntries = Math.min(1 << PAGE_BITS, maxEntries);
@@ -94,7 +94,7 @@ export class NeighbourRows {
 
   #read(ix: number): number {
     const stored = this.#reader;
-    const published = this.#board ? this.#board.read(ix, stored) : -1;
+    const published = this.#live ? this.#live.read(ix, stored) : -1;
     const n = published >= 0 ? published : stored.read(this.#store.model.getBinaryFast(neighboursKey(this.#environment, ix)));
     const kept = Math.min(n, this.#rowLength);
     if (this.#used + kept > this.#pageEntries) {

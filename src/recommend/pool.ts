@@ -14,7 +14,7 @@ import { NoticeJournal, type Notice } from './notices.ts';
 import { ENGINE_BUILT, unpackReply, type BatchOutcome, type BatchReply, type WireRankTask, type WireTaskOrCheck } from './messages.ts';
 import type { CheckOutcome, CheckTask, RankOutcome } from './task.ts';
 import type { RankBatch, RankWorkerData } from './worker.ts';
-import type { RowBoardMemory } from '../store/row-board.ts';
+import type { LiveRowsMemory } from '../store/live-rows.ts';
 
 const WORKER_ENTRY = new URL('./worker-entry.mjs', import.meta.url).pathname;
 const RETRY_AFTER_SEC = 1;
@@ -64,8 +64,8 @@ export class RankingPool {
   readonly #built = new Set<number>();
 
   /** `onWorkerError`: a worker that failed after the start (Piscina starts another in its place). */
-  constructor(config: Pick<Config, 'store' | 'environments' | 'recommend'>, onWorkerError: (err: unknown) => void, rowBoards?: Record<string, RowBoardMemory>) {
-    const workerData: RankWorkerData = { store: config.store, environments: config.environments, rowBoards };
+  constructor(config: Pick<Config, 'store' | 'environments' | 'recommend'>, onWorkerError: (err: unknown) => void, liveRows?: Record<string, LiveRowsMemory>) {
+    const workerData: RankWorkerData = { store: config.store, environments: config.environments, liveRows };
     this.#workers = config.recommend.workers;
     this.#journal = new NoticeJournal(this.#workers);
     // Before the first worker and task: otherwise every task leaves garbage in the main thread's old space.

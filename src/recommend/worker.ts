@@ -6,7 +6,7 @@
  * the others of its batch are still answered.
  */
 import { parentPort, threadId, workerData } from 'node:worker_threads';
-import type { RowBoardMemory } from '../store/row-board.ts';
+import type { LiveRowsMemory } from '../store/live-rows.ts';
 import type { Config } from '../config/types.ts';
 import { Store } from '../store/open.ts';
 import { Engine } from './engine.ts';
@@ -19,7 +19,7 @@ export interface RankWorkerData {
   store: Config['store'];
   environments: Config['environments'];
   /** Neighbour rows the model builder published and has not yet written to LMDB, per environment. */
-  rowBoards?: Record<string, RowBoardMemory>;
+  liveRows?: Record<string, LiveRowsMemory>;
 }
 
 export interface RankBatch {
@@ -35,7 +35,7 @@ nameThread('aff-rank');
 reportGcPauses('ranking');
 const data = workerData as RankWorkerData;
 const store = new Store(data.store);
-const engine = new Engine(store, data.environments, data.rowBoards);
+const engine = new Engine(store, data.environments, data.liveRows);
 const reader = new NoticeReader();
 const handlers: NoticeHandlers = {
   consumed: (notice) => engine.consumed(notice),

@@ -1,6 +1,7 @@
 // A store in a fresh temp folder for the state classes (model/*.ts, recommend/catalog-view.ts) to write to, and
 // everything they wrote, for comparing two runs record by record.
 import { rmSync } from 'node:fs';
+import { decodeNeighbours, neighboursKey } from '../../src/store/model.ts';
 import { Store } from '../../src/store/open.ts';
 import { tempDir } from './server.ts';
 
@@ -67,4 +68,15 @@ export function storedWithFlushes<C extends FlushedCache>(make: (store: Store) =
 export function hasRecord(stored: Map<string, unknown>, part: string): boolean {
   for (const key of stored.keys()) if (key.includes(part)) return true;
   return false;
+}
+
+/** A neighbour row as stored in LMDB: [ix, weight] pairs, strongest first. */
+export function storedRow(store: Store, ix: number, env = 'demo'): Array<[number, number]> {
+  const stored = decodeNeighbours(store.model.get(neighboursKey(env, ix)));
+  return [...stored.ix].map((j, k) => [j, stored.weight[k]!]);
+}
+
+/** A seeded linear congruential generator (the same sequence every run). */
+export function lcg(seed: number): () => number {
+  return () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
 }

@@ -8,20 +8,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CooccurrenceState } from '../../../src/model/cooccurrence.ts';
 import { eventWeight } from '../../../src/model/event-weight.ts';
-import { decodeNeighbours, neighboursKey } from '../../../src/store/model.ts';
-import type { Store } from '../../../src/store/open.ts';
-import { withModelStore, storedModel } from '../../helpers/model-store.ts';
+import { lcg, storedModel, storedRow, withModelStore } from '../../helpers/model-store.ts';
 
-/** A row as stored: [ix, weight] pairs, strongest first. */
-function storedRow(store: Store, ix: number): Array<[number, number]> {
-  const stored = decodeNeighbours(store.model.get(neighboursKey('demo', ix)));
-  return [...stored.ix].map((j, k) => [j, stored.weight[k]!]);
-}
 
-/** A seeded linear congruential generator (the same sequence every run). */
-function lcg(seed: number): () => number {
-  return () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
-}
 
 test('rows equal a sort of summed pairs, cut to maxNeighbours at twice it, over random pairs with ties', async () => {
   await withModelStore((store) => {

@@ -1,5 +1,5 @@
-// The model builder's row board against the real server (store/row-board.ts): under a steady
-// arrival of events, neighbour rows reach recommendations at once while the builder writes to
+// The model builder's rows in shared memory against the real server (store/live-rows.ts): under a
+// steady arrival of events, neighbour rows reach recommendations at once while the builder writes to
 // LMDB only every `builder.flushMs` (here ten minutes: only a pause of the arrivals writes), and
 // a kill -9 between the publish and the write loses nothing (the restart replays the log from the
 // written position and the same rows serve again).
@@ -67,7 +67,7 @@ function steadyArrival(server: TestServer): { stop: () => Promise<void> } {
   };
 }
 
-describe('row board', () => {
+describe('live rows', () => {
   const shared = sharedDataDir();
   after(() => shared.close());
 
@@ -89,7 +89,7 @@ describe('row board', () => {
 
     const arrival = steadyArrival(server);
     try {
-      // u2 and u3 view B after A: B outweighs C, in the rows the builder publishes.
+      // u2 and u3 view B after A: B outweighs C, in the rows the builder holds.
       await post(server, [view('u2', 'B'), view('u3', 'B')]);
       await until('B first in more_like_this for A', async () => ((await moreLikeA(server, token))[0] === 'B' ? true : undefined));
       // Not written: the events keep arriving and the write pace is ten minutes.

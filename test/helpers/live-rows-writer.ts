@@ -1,0 +1,30 @@
+// A worker thread that changes co-occurrence rows in shared memory as the model builder does, as
+// fast as it can, until `stop` is set: for the concurrent reader test
+// (test/unit/store/live-rows.test.ts). It pairs items of the same residue mod RESIDUES only, so
+// every neighbour of row r is ≡ r: a reader that copied another row's table (one freed by a move
+// to a larger class or a cut, and taken again) sees a neighbour of another residue. Rows grow
+// past their classes, are cut, flushed to a real LMDB, dropped (trim) and read back.
+import { rmSync } from 'node:fs';
+import { workerData } from 'node:worker_threads';
+import { CooccurrenceState } from '../../src/model/cooccurrence.ts';
+import type { LiveRowsMemory } from '../../src/store/live-rows.ts';
+import { Store } from '../../src/store/open.ts';
+
+const { live, stop, rows, residues, dataDir } = workerData as { live: LiveRowsMemory; stop: SharedArrayBuffer; rows: number; residues: number; dataDir: string };
+const stopped = new Int32Array(stop);
+const store = new Store({ dataDir, mapSizeBytes: 256 * 1024 ** 2 });
+const state = new CooccurrenceState(store, 'demo', 20, true, live);
+let seed = 1;
+const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+for (let round = 0; Atomics.load(stopped, 0) === 0; round++) {
+  for (let i = 0; i < 20_000; i++) {
+    const a = Math.floor(random() ** 2 * rows);
+    const b = a + residues * Math.floor(random() * 30) - residues * 15;
+    if (b >= 0 && b < rows) state.addPair(a, b, 1 + Math.floor(random() * 3));
+  }
+  store.modelRoot.transactionSync(state.prepareFlush([]));
+  if (round % 3 === 2) state.trim(0);
+  state.flushReadable();
+}
+await store.close();
+rmSync(dataDir, { recursive: true, force: true });
