@@ -328,6 +328,19 @@ function catchUpFlushDelay(): number {
   return Math.min(data.catchUpFlushMs, Math.max(data.flushMs, lastFlushCpuMs / CATCH_UP_FLUSH_SHARE));
 }
 
+/**
+ * Caught up, the share of the builder's time its flushes may take under a steady arrival: the
+ * next flush waits for the last one's CPU time divided by this (at least flushMs, at most ten
+ * times it). A flush rewrites each row an event touched since the last whole, and the rows grow:
+ * at ~9,400 events/s over 100,000 items a flush a second went from ~45 to ~500 ms of CPU within
+ * 150 s (the events bench's sustained round) and the builder fell behind; written every 5 s,
+ * the flushes took ~40% less CPU per event (a hot row rewritten once, not five times).
+ */
+const STEADY_FLUSH_SHARE = 0.2;
+function steadyFlushDelay(): number {
+  return Math.min(10 * data.flushMs, Math.max(data.flushMs, lastFlushCpuMs / STEADY_FLUSH_SHARE));
+}
+
 /** Events between this thread's positions and the log's end. */
 function eventsLeft(): number {
   let left = 0;
@@ -337,15 +350,18 @@ function eventsLeft(): number {
 
 /**
  * When the events applied flush: at the catch-up pace while behind; at once on the step that
- * reaches the log's end after a catch-up (the report counters, at their 1 s pace, wrote a
- * 1,000,000-event replay's end up to a second after they had read it); else at flushMs.
+ * reaches the log's end after a catch-up of events no longer arriving (the report counters, at
+ * their 1 s pace, wrote a 1,000,000-event replay's end up to a second after they had read it);
+ * else at the steady pace. Not after any catch-up: under a steady load a long flush leaves a
+ * chunk's worth of events behind it, and flushing again as soon as they were read made the
+ * flushes follow each other (~25 every 30 s of ~500 ms each, the sustained round).
  */
 function eventsFlushDueAt(): number {
   if (behind) return lastFlush + catchUpFlushDelay();
-  if (behindSinceFlush && eventsLeft() === 0) return 0;
+  if (behindSinceFlush && eventsLeft() === 0 && lastArrival + data.publishMs <= Date.now()) return 0;
   // Publishing, a flush waits for the events to pause (a test's or a quiet site's last event is
   // written within publishMs) or for flushMs under a steady arrival.
-  return publishing ? Math.min(lastFlush + data.flushMs, lastArrival + data.publishMs) : lastFlush + data.flushMs;
+  return publishing ? Math.min(lastFlush + steadyFlushDelay(), lastArrival + data.publishMs) : lastFlush + steadyFlushDelay();
 }
 
 /**
@@ -504,7 +520,7 @@ function pause(ms: number, untilSignalled: boolean): Promise<void> {
 let lastFlush = Date.now();
 let lastLayoutFlush = lastFlush;
 let lastPublish = lastFlush;
-/** When a step last found new events. */
+/** When the newest event applied was accepted (Unix ms; the start until one is). */
 let lastArrival = lastFlush;
 let lastStats = 0;
 let postedApplied = -1;
@@ -530,7 +546,10 @@ while (!stopping) {
     if (consumed === 0) [seenEventSeq, seenChangeSeq] = [eventSeq, changeSeq];
   }
   const now = Date.now();
-  if (consumed > 0) lastArrival = now;
+  // When the newest event applied was accepted, not when this thread got to it: at its low
+  // priority beside a busy main thread it can wait over publishMs for the core, which read as a
+  // pause of the arrivals and flushed at once (several times a second under a steady load).
+  if (consumed > 0) for (const t of Object.values(newestApplied)) lastArrival = Math.max(lastArrival, t);
   const pendingEvents = unwritten > 0;
   const pendingChanges = changesPosition !== changesWritten;
   // The models' own due time (a new hour for trending, the lists of a first start) counts as
@@ -541,7 +560,7 @@ while (!stopping) {
   const eventsDueAt = pendingEvents ? eventsFlushDueAt() : modelsDueAt;
   const changesDueAt = !pendingChanges ? Infinity : layout!.pending >= data.layoutFlushItems ? now : lastLayoutFlush + (behind ? Math.max(data.layoutFlushMs, catchUpFlushDelay()) : data.layoutFlushMs);
   // Request counts ride on the flushes' pace: while behind, a flush of its own would rewrite every row the events touched.
-  const countsDueAt = requestCounts.pending ? lastFlush + (behind ? catchUpFlushDelay() : data.flushMs) : Infinity;
+  const countsDueAt = requestCounts.pending ? lastFlush + (behind ? catchUpFlushDelay() : steadyFlushDelay()) : Infinity;
   // While caught up, the rows of what arrived are published every publishMs between flushes.
   const publishDueAt = publishing && !behind && unpublished.length > 0 ? lastPublish + data.publishMs : Infinity;
   const dueAt = Math.min(eventsDueAt, changesDueAt, countsDueAt, publishDueAt);
