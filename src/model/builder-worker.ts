@@ -319,9 +319,8 @@ let flushCpuMs = 0;
 const snapshots: BuilderStats['snapshots'] = { count: 0, lastMs: 0, lastCpuMs: 0, cpuMs: 0 };
 const publishes: BuilderStats['publishes'] = { count: 0, cpuMs: 0 };
 /**
- * Set from a flush's commit until other threads can read it: the boards then drop what it wrote
- * (flushReadable), and nothing is published or flushed before (the board's current half is what
- * the flush wrote).
+ * Set from a flush's commit until other threads can read it: rows it wrote may then be dropped from
+ * the shared memory (flushReadable), and nothing is flushed before.
  */
 let flushUnreadable: Promise<void> | undefined;
 function catchUpFlushDelay(): number {
@@ -360,14 +359,11 @@ function eventsFlushDueAt(): number {
   if (behind) return lastFlush + catchUpFlushDelay();
   if (behindSinceFlush && eventsLeft() === 0 && lastArrival + data.publishMs <= Date.now()) return 0;
   // Publishing, a flush waits for the events to pause (a test's or a quiet site's last event is
-  // written within publishMs) or for flushMs under a steady arrival.
+  // written within publishMs) or for the steady pace under a steady arrival.
   return publishing ? Math.min(lastFlush + steadyFlushDelay(), lastArrival + data.publishMs) : lastFlush + steadyFlushDelay();
 }
 
-/**
- * Publishes the neighbour rows the events changed to the boards, and tells the ranking workers;
- * false when they did not fit one (a flush must write them).
- */
+/** Tells the ranking workers which neighbour rows the events changed (they read them in shared memory). */
 function publish(): boolean {
   const cpuAtStart = cpuMs();
   for (const [environment, model] of models) {

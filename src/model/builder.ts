@@ -120,7 +120,7 @@ export class ModelBuilder {
       // told which rows changed every publishMs in between, and read them in shared memory (store/live-rows.ts). Written every 100 ms, the
       // flushes took ~14 ms of CPU each at ~9,400 events/s (most in LMDB's puts and commit, a hot
       // row rewritten ten times a second); once a second, ~29 ms each: the process's CPU under
-      // that load went from 10.1 to 6.9 s over 15 s (scratch harness, before the boards).
+      // that load went from 10.1 to 6.9 s over 15 s (scratch harness, before the row board, now live rows).
       flushMs: options.flushMs ?? DEFAULT_CONFIG.builder.flushMs,
       publishMs: 100,
       liveRows: this.liveRows,

@@ -198,9 +198,8 @@ export class CooccurrenceState {
   #add(from: number, to: number, weight: number): void {
     this.#ensureRows(from);
     const m = from * META;
-    let meta = this.#views.meta;
-    if (meta[m + ADDR] === 0) this.#load(from);
-    meta = this.#views.meta;
+    if (this.#views.meta[m + ADDR] === 0) this.#load(from);
+    const meta = this.#views.meta;
     if (meta[m + DIRTY] === 0) {
       meta[m + DIRTY] = 1;
       this.#dirty.push(from);

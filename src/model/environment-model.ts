@@ -62,12 +62,12 @@ export interface EventConsumer {
   /** Its snapshot covering `position` when one is due (`final`: at a stop), written in a transaction of its own. */
   prepareSnapshot?(position: number, final: boolean): (() => void) | undefined;
   /**
-   * A consumer that publishes between flushes (the model's neighbour rows, store/row-board.ts):
-   * publishes what changed since the last publish or flush; `changedRows` receives the rows'
-   * ix. False when it did not fit: a flush must write it.
+   * A consumer that publishes between flushes (the model's neighbour rows, store/live-rows.ts):
+   * `changedRows` receives the ix of the rows changed since the last publish. False when it could
+   * not publish them: a flush must write them.
    */
   publish?(changedRows: number[]): boolean;
-  /** The last flush's commit is readable by every thread (what it published may be dropped). */
+  /** The last flush's commit is readable by every thread (what it wrote may be dropped from memory). */
   flushReadable?(): void;
 }
 

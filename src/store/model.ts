@@ -197,7 +197,7 @@ export class NeighbourRowReader {
     return (this.#n = neighboursIn(words, bytes.length >>> 2));
   }
 
-  /** Copies a row of `words` words at `at` of `source` (the row board's shared memory); returns its neighbour count. */
+  /** Copies a row of `words` words at `at` of `source` (a row read from the builder's shared memory); returns its neighbour count. */
   readWords(source: Uint32Array, at: number, words: number): number {
     const room = withRoom(this.#words, words);
     if (room !== this.#words) [this.#words, this.#floats] = [room, new Float32Array(room.buffer)];

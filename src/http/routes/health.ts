@@ -95,7 +95,7 @@ export function registerHealthRoute(server: HttpServer, builder: ModelBuilder, t
             flush_ms: msToWire(stats.flush),
             // Their CPU time on average (the thread's exact CPU clock, thread-cpu.ts).
             flush_cpu_ms: flushCpuToWire(stats),
-            // The neighbour rows published to the ranking workers between flushes (store/row-board.ts): how many times, their mean CPU.
+            // The ranking workers told which neighbour rows changed between flushes (store/live-rows.ts): how many times, their mean CPU.
             publish_cpu_ms: { count: stats.publishes.count, mean: stats.publishes.count > 0 ? ms3(stats.publishes.cpuMs / stats.publishes.count) : null },
             // The report counters' commits, in their own thread (null until it reports).
             reports_flush_ms: builder.reportsStats ? msToWire(builder.reportsStats.flush) : null,
