@@ -110,7 +110,9 @@ function fractionalRun(between: 'nothing' | 'trim' | 'restart'): Promise<Map<str
       state.addPair(Math.floor(random() ** 2 * 30), Math.floor(random() * 30), w);
       if (i % 97 !== 0 && i !== 3000) continue;
       store.modelRoot.transactionSync(state.prepareFlush([]));
+      // The rows written are dropped once the commit is readable (a transactionSync's is at once here).
       if (between === 'trim') state.trim(0);
+      state.flushReadable();
       // Not fresh: its rows are read back from LMDB, as after a builder restart.
       if (between === 'restart') state = new CooccurrenceState(store, 'demo', max);
     }
