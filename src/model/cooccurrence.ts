@@ -5,11 +5,11 @@
  * open-addressing table of (neighbour, weight) entries in one growable buffer (no object or typed
  * array per row: allocating and growing those was ~5% of the builder, issue 12), so a pair update
  * is a hash probe and an add in one cache line. The buffer is shared: the ranking workers read a
- * row where it is kept (store/live-rows.ts), and a publish only tells them which rows changed. A row is cut back to its strongest `maxNeighbours` (equal
- * weights: lower ix first) only when it reaches twice that: where the order of the events says,
- * never where a flush falls. Weights are summed in f32, what is stored. A flush writes each
- * changed row whole and in order, up to twice `maxNeighbours` long (readers take the strongest
- * they need), so memory equals LMDB and a restart (or a trim) resumes from exactly the state an
+ * row where it is kept (store/live-rows.ts), and a publish only tells them which rows changed. A
+ * row is cut back to its strongest `maxNeighbours` (equal weights: lower ix first) only when it
+ * reaches twice that: where the order of the events says, never where a flush falls. Weights are
+ * summed in f32, what is stored. A flush writes each changed row whole, in table order, up to
+ * twice `maxNeighbours` long (readers sort it and take the strongest they need), so memory equals LMDB and a restart (or a trim) resumes from exactly the state an
  * uninterrupted builder keeps. Before, a flush also cut rows to the bound and rounded their f64
  * sums, and flushes come every 100 ms of wall time: the same events posted twice gave rows with
  * other weak neighbours, and 17 to 23 of MovieLens's 943 lists in another order (issue 13).
@@ -162,6 +162,8 @@ export class CooccurrenceState {
     // Written under a larger maxNeighbours (the configuration changed): rows are stored strongest
     // first, so the row keeps its strongest entries, as the cut under the new bound keeps them.
     const storedCount = stored.read(this.#mayExist ? this.#store.model.getBinaryFast(neighboursKey(this.#env, r)) : undefined);
+    // Stored in no order: its strongest first when it is cut here.
+    if (storedCount > 2 * this.#maxNeighbours) stored.sortWith(this.#sorter);
     const n = storedCount > 2 * this.#maxNeighbours ? this.#maxNeighbours : storedCount;
     let cls = 0;
     while (this.#classCap[cls]! < n) cls++;
@@ -186,13 +188,6 @@ export class CooccurrenceState {
     this.#reallocate(r, this.#views.meta[r * META + CLS]! + 1);
     const { gatheredIx, gatheredW } = this.#sorter;
     for (let s = 0; s < n; s++) this.#insert(r, gatheredIx[s]!, gatheredW[s]!);
-  }
-
-  /** Row r's entries in order (strongest first, equal weights by lower ix) in the sorter's ix and weight; returns their count. */
-  #sortRow(r: number): number {
-    const n = this.#gather(r);
-    this.#sorter.sort(n);
-    return n;
   }
 
   #add(from: number, to: number, weight: number): void {
@@ -262,10 +257,12 @@ export class CooccurrenceState {
   }
 
   /**
-   * The rows changed since the last flush, encoded strongest first into one buffer (an
+   * The rows changed since the last flush, encoded in table order into one buffer (an
    * ArrayBuffer per row was most of the encoding's cost), in ix order, which is key order: LMDB
    * then walks its leaf pages in order (90,000 rows put in random order took ~3.5 us of CPU each,
    * in order ~2 us). Row i is words start[i] to start[i + 1] of `out`. Their dirty flags are cleared.
+   * Not sorted: readers sort what they read (sorting every written row was ~25% of the builder's
+   * CPU under a sustained load, and most rows written are never read from LMDB).
    */
   #encodeChanged(): { ix: Uint32Array; start: Uint32Array; out: Uint32Array } {
     const dirty = Uint32Array.from(this.#dirty).sort();
@@ -279,14 +276,14 @@ export class CooccurrenceState {
     for (let i = 0; i < dirty.length; i++) {
       const r = dirty[i]!;
       meta[r * META + DIRTY] = 0;
-      // The whole row, in order; memory is not cut here (see the module comment). Copied by
-      // loops: a subarray and a view per row were most of the encoding's cost (~4% of a replay).
-      const n = this.#sortRow(r);
+      // The whole row; memory is not cut here (see the module comment). Copied by loops: a
+      // subarray and a view per row were most of the encoding's cost (~4% of a replay).
+      const n = this.#gather(r);
       const at = start[i]!;
       out[at] = n;
       for (let k = 0; k < n; k++) {
-        out[at + 1 + k] = sorter.ix[k]!;
-        outWeights[at + 1 + n + k] = sorter.weight[k]!;
+        out[at + 1 + k] = sorter.gatheredIx[k]!;
+        outWeights[at + 1 + n + k] = sorter.gatheredW[k]!;
       }
     }
     return { ix: dirty, start, out };

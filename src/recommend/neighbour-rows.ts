@@ -13,7 +13,7 @@
 import { NeighbourRowReader, neighboursKey } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 import { grown } from '../domain/grown.ts';
-import type { LiveRowReader } from '../store/live-rows.ts';
+import { RowSorter, type LiveRowReader } from '../store/live-rows.ts';
 
 /** Entries per page (256 KB per array): an address is page << PAGE_BITS | entry. */
 const PAGE_BITS = 16;
@@ -36,6 +36,7 @@ export class NeighbourRows {
   #page = 0;
   #used = 0;
   readonly #reader = new NeighbourRowReader();
+  readonly #sorter = new RowSorter(256);
 
   readonly #live: LiveRowReader | undefined;
 
@@ -94,8 +95,12 @@ export class NeighbourRows {
 
   #read(ix: number): number {
     const stored = this.#reader;
-    const published = this.#live ? this.#live.read(ix, stored) : -1;
-    const n = published >= 0 ? published : stored.read(this.#store.model.getBinaryFast(neighboursKey(this.#environment, ix)));
+    let n = this.#live ? this.#live.read(ix, stored) : -1;
+    if (n < 0) {
+      n = stored.read(this.#store.model.getBinaryFast(neighboursKey(this.#environment, ix)));
+      // Stored in no order (model/cooccurrence.ts): the strongest first, as the builder's memory reads.
+      stored.sortWith(this.#sorter);
+    }
     const kept = Math.min(n, this.#rowLength);
     if (this.#used + kept > this.#pageEntries) {
       if (this.#page + 1 < this.#maxPages) [this.#page, this.#used] = [this.#page + 1, 0];

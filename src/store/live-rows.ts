@@ -122,21 +122,30 @@ export class LiveViews {
  * and sorted natively; others take a comparator sort. Scratch one row long, reused.
  */
 export class RowSorter {
-  readonly gatheredIx: Uint32Array;
-  readonly gatheredW: Float32Array;
-  readonly ix: Uint32Array;
-  readonly weight: Float32Array;
-  readonly #keys: Float64Array;
-  readonly #order: Uint32Array;
+  gatheredIx!: Uint32Array;
+  gatheredW!: Float32Array;
+  ix!: Uint32Array;
+  weight!: Float32Array;
+  #keys!: Float64Array;
+  #order!: Uint32Array;
   readonly #bySlot = (a: number, b: number): number => this.gatheredW[b]! - this.gatheredW[a]! || this.gatheredIx[a]! - this.gatheredIx[b]!;
 
   constructor(maxLength: number) {
-    this.gatheredIx = new Uint32Array(maxLength);
-    this.gatheredW = new Float32Array(maxLength);
-    this.ix = new Uint32Array(maxLength);
-    this.weight = new Float32Array(maxLength);
-    this.#keys = new Float64Array(maxLength);
-    this.#order = new Uint32Array(maxLength);
+    this.#allocate(maxLength);
+  }
+
+  #allocate(length: number): void {
+    this.gatheredIx = new Uint32Array(length);
+    this.gatheredW = new Float32Array(length);
+    this.ix = new Uint32Array(length);
+    this.weight = new Float32Array(length);
+    this.#keys = new Float64Array(length);
+    this.#order = new Uint32Array(length);
+  }
+
+  /** Room for rows of `n` entries (a stored row may be longer than the bound: written under a larger one). */
+  fit(n: number): void {
+    if (n > this.ix.length) this.#allocate(n);
   }
 
   /** Packs the first `n` gathered entries into keys, ascending weakest first; false when a weight is not a small integer. */

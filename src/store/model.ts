@@ -9,7 +9,7 @@
  * | [env, 'u', userId]                | Consumer record: u32 h, then h u32 of history triplets (ix, event type code, unix sec), oldest first, then every ix ever consumed, sorted u32 (no window) |
  * | [env, 'd', deviceId]              | same, for devices not (yet) linked to a user               |
  * | [env, 'hu' / 'hd' / 'cu' / 'cd', id] | History and consumed set apart, as written before the consumer records (moved into them by the builder at start) |
- * | [env, 'nb', ix]                   | Neighbours: u32 count n, n × u32 ix, n × f32 weight (strongest first) |
+ * | [env, 'nb', ix]                   | Neighbours: u32 count n, n × u32 ix, n × f32 weight (in no order since the twentieth session, strongest first before: readers sort) |
  * | [env, 'pop', 'all', chunk]        | Popularity: f32 per ix of ix chunk × POPULARITY_CHUNK_ITEMS on, weighted consumption count (readPopularity) |
  * | [env, 'pop', hour, chunk]         | the same for one UTC hour (hour = unix sec / 3600)          |
  * | [env, 'top', 'popular' / 'trending'] | Ranked list: u32 n, n × u32 ix, n × f32 score (model/top-items.ts) |
@@ -18,6 +18,7 @@
  * | [env, 'cv', ix]                   | One content vector, as written before the chunks (read at start, moved into chunks by the builder) |
  */
 
+import type { RowSorter } from './live-rows.ts';
 import type { Database } from 'lmdb';
 import { withRoom } from '../domain/grown.ts';
 
@@ -207,6 +208,19 @@ export class NeighbourRowReader {
 
   ix(k: number): number {
     return this.#words[1 + k]!;
+  }
+
+  /** Orders the row read strongest first, equal weights by lower ix (rows are stored in no order). */
+  sortWith(sorter: RowSorter): void {
+    const n = this.#n;
+    sorter.fit(n);
+    for (let k = 0; k < n; k++) {
+      sorter.gatheredIx[k] = this.#words[1 + k]!;
+      sorter.gatheredW[k] = this.#floats[1 + n + k]!;
+    }
+    sorter.sort(n);
+    this.#words.set(sorter.ix.subarray(0, n), 1);
+    this.#floats.set(sorter.weight.subarray(0, n), 1 + n);
   }
 
   weight(k: number): number {

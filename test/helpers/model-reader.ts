@@ -66,10 +66,10 @@ export class ModelReader {
     return bytes === undefined ? undefined : decodeConsumerRecord(bytes);
   }
 
-  /** Neighbours of an item index, in stored order (strongest first by contract). */
+  /** Neighbours of an item index, strongest first, equal weights by lower ix, as the ranking workers order them (stored in no order). */
   neighbours(ix: number): Array<{ ix: number; weight: number }> {
     const nb = decodeNeighbours(this.#model.get(neighboursKey(this.#env, ix)));
-    return Array.from(nb.ix, (j, i) => ({ ix: j, weight: nb.weight[i]! }));
+    return Array.from(nb.ix, (j, i) => ({ ix: j, weight: nb.weight[i]! })).sort((a, b) => b.weight - a.weight || a.ix - b.ix);
   }
 
   /** Weighted consumption per item index, all-time or for one UTC hour (unix sec / 3600). */

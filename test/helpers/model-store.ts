@@ -20,7 +20,8 @@ export async function withModelStore<T>(run: (store: Store) => T | Promise<T>): 
 /** Every record of the model (bytes as hex) and model-state databases, by database and key. */
 export function storedModel(store: Store): Map<string, unknown> {
   const out = new Map<string, unknown>();
-  for (const { key, value } of store.model.getRange({})) out.set(`model ${JSON.stringify(key)}`, Buffer.from(value).toString('hex'));
+  // Neighbour rows are stored in table order, which depends on what was loaded when: compared sorted.
+  for (const { key, value } of store.model.getRange({})) out.set(`model ${JSON.stringify(key)}`, (key as unknown[])[1] === 'nb' ? JSON.stringify(sortedRow(value)) : Buffer.from(value).toString('hex'));
   for (const { key, value } of store.modelState.getRange({})) out.set(`model-state ${JSON.stringify(key)}`, value);
   return out;
 }
@@ -70,10 +71,14 @@ export function hasRecord(stored: Map<string, unknown>, part: string): boolean {
   return false;
 }
 
-/** A neighbour row as stored in LMDB: [ix, weight] pairs, strongest first. */
+/** A neighbour row as stored in LMDB (in no order) as [ix, weight] pairs, strongest first, equal weights by lower ix. */
 export function storedRow(store: Store, ix: number, env = 'demo'): Array<[number, number]> {
-  const stored = decodeNeighbours(store.model.get(neighboursKey(env, ix)));
-  return [...stored.ix].map((j, k) => [j, stored.weight[k]!]);
+  return sortedRow(store.model.get(neighboursKey(env, ix)));
+}
+
+function sortedRow(bytes: Uint8Array | undefined): Array<[number, number]> {
+  const stored = decodeNeighbours(bytes);
+  return [...stored.ix].map((j, k): [number, number] => [j, stored.weight[k]!]).sort((a, b) => b[1] - a[1] || a[0] - b[0]);
 }
 
 /** A seeded linear congruential generator (the same sequence every run). */

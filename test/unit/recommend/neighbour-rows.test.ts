@@ -1,5 +1,6 @@
 // A ranking worker's neighbour-row arena (recommend/neighbour-rows.ts) over real LMDB rows: each
-// row reads back as the stored one cut to the row length and scaled so its strongest is 1, a
+// row reads back as the stored one (stored in no order) sorted strongest first, equal weights by
+// lower ix, cut to the row length and scaled so its strongest is 1, a
 // dropped row is read anew after the builder rewrote it, and when the arena is full every row
 // is still read back right (the arena starts over); rows fill pages without spanning two, and
 // growing the arena page by page keeps every row read before right.
@@ -35,17 +36,18 @@ test('rows read back cut, scaled to the strongest, re-read when dropped, right a
     assert.deepEqual(readRow(rows, 8), [[3, 1]]);
     assert.deepEqual(readRow(rows, 4), [], 'a row never written is empty');
 
-    writeRow(store, 3, [[2, 8], [7, 4]]);
+    // Stored in table order, not strongest first: read back sorted.
+    writeRow(store, 3, [[7, 4], [2, 8]]);
     assert.deepEqual(readRow(rows, 3), [[7, 1], [9, 0.5], [1, 0.25]], 'a row is read once until dropped');
     rows.drop(3);
     assert.deepEqual(readRow(rows, 3), [[2, 1], [7, 0.5]], 'a dropped row is read anew');
 
     // The re-read of 3 (2 entries after 3 + 1) already started the arena over; reads now overflow it in turn.
-    writeRow(store, 11, [[4, 3], [6, 3], [8, 1], [2, 1]]);
-    assert.deepEqual(readRow(rows, 11), [[4, 1], [6, 1], [8, Math.fround(1 / 3)]]);
+    writeRow(store, 11, [[6, 3], [8, 1], [4, 3], [2, 1]]);
+    assert.deepEqual(readRow(rows, 11), [[4, 1], [6, 1], [2, Math.fround(1 / 3)]], 'equal weights by lower ix');
     assert.deepEqual(readRow(rows, 8), [[3, 1]]);
     assert.deepEqual(readRow(rows, 3), [[2, 1], [7, 0.5]]);
-    assert.deepEqual(readRow(rows, 11), [[4, 1], [6, 1], [8, Math.fround(1 / 3)]]);
+    assert.deepEqual(readRow(rows, 11), [[4, 1], [6, 1], [2, Math.fround(1 / 3)]]);
 
     rows.clear();
     assert.deepEqual(readRow(rows, 3), [[2, 1], [7, 0.5]], 'after clear() rows are read again');
