@@ -89,11 +89,14 @@ function usPerEventByGroup(before: Map<string, number>, after: Map<string, numbe
   return out;
 }
 
-/** `delayMs`: each connection's pause between requests (post-events.lua), 0 for the peak. */
-async function runWrk(url: string, seconds: number, delayMs = DELAY_MS): Promise<WrkResult> {
+/** wrk posting events for `seconds`, pinned to core 1 when pinning; `delayMs`: each connection's pause between requests (post-events.lua), 0 for the peak. */
+function wrkCommand(url: string, seconds: number, delayMs: number): [string, string[]] {
   const args = ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--timeout', '5s', '-s', join(WRK_DIR, 'post-events.lua'), url, '--', 'demo', String(delayMs)];
-  const [command, argv] = PIN ? ['taskset', ['-c', '1', 'wrk', ...args]] : ['wrk', args];
-  const r = spawnSync(command, argv, { encoding: 'utf8' });
+  return PIN ? ['taskset', ['-c', '1', 'wrk', ...args]] : ['wrk', args];
+}
+
+async function runWrk(url: string, seconds: number, delayMs = DELAY_MS): Promise<WrkResult> {
+  const r = spawnSync(...wrkCommand(url, seconds, delayMs), { encoding: 'utf8' });
   const result = parseWrkResult(r.stdout);
   if (r.status !== 0 || !result) throw new Error(`wrk failed (${r.status}): ${r.stdout}\n${r.stderr}`);
   return result;
@@ -330,7 +333,9 @@ async function lagBuckets(url: string): Promise<Map<number, number>> {
   const buckets = new Map<number, number>();
   for (const line of text.split('\n')) {
     const m = /^affinity_builder_lag_seconds_bucket\{.*le="([^"]+)".*\} (\d+(?:\.\d+)?)$/.exec(line);
-    if (m) buckets.set(m[1] === '+Inf' ? Infinity : Number(m[1]), (buckets.get(m[1] === '+Inf' ? Infinity : Number(m[1])) ?? 0) + Number(m[2]));
+    if (!m) continue;
+    const le = m[1] === '+Inf' ? Infinity : Number(m[1]);
+    buckets.set(le, (buckets.get(le) ?? 0) + Number(m[2]));
   }
   return buckets;
 }
@@ -368,8 +373,7 @@ async function sustainedRound(): Promise<SustainedWindow[]> {
     await importCatalog(server);
     pin(server.proc.pid!, '0');
     const delayMs = Math.round((CONNECTIONS * EVENTS_PER_REQUEST * 1000) / STEADY_EVENTS_PER_SEC);
-    const args = ['-t1', `-c${CONNECTIONS}`, `-d${SUSTAINED_SEC}s`, '--timeout', '5s', '-s', join(WRK_DIR, 'post-events.lua'), server.url, '--', 'demo', String(delayMs)];
-    const wrk = PIN ? spawn('taskset', ['-c', '1', 'wrk', ...args], { stdio: 'ignore' }) : spawn('wrk', args, { stdio: 'ignore' });
+    const wrk = spawn(...wrkCommand(server.url, SUSTAINED_SEC, delayMs), { stdio: 'ignore' });
     const exited = new Promise((resolve) => wrk.once('exit', resolve));
     const windows: SustainedWindow[] = [];
     const snapshot = async () => ({ health: (await health(server.url)).model_builder!, buckets: await lagBuckets(server.url), ticks: threadTicks(server.proc.pid!), at: performance.now() });

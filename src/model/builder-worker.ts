@@ -323,9 +323,11 @@ const publishes: BuilderStats['publishes'] = { count: 0, cpuMs: 0 };
  * the shared memory (flushReadable), and nothing is flushed before.
  */
 let flushUnreadable: Promise<void> | undefined;
-function catchUpFlushDelay(): number {
-  return Math.min(data.catchUpFlushMs, Math.max(data.flushMs, lastFlushCpuMs / CATCH_UP_FLUSH_SHARE));
+/** The wait before the next flush that keeps flushing within `share` of the thread's time: at least flushMs, at most `ceilingMs`. */
+function pacedFlushDelay(share: number, ceilingMs: number): number {
+  return Math.min(ceilingMs, Math.max(data.flushMs, lastFlushCpuMs / share));
 }
+const catchUpFlushDelay = (): number => pacedFlushDelay(CATCH_UP_FLUSH_SHARE, data.catchUpFlushMs);
 
 /**
  * Caught up, the share of the builder's time its flushes may take under a steady arrival: the
@@ -336,9 +338,7 @@ function catchUpFlushDelay(): number {
  * the flushes took ~40% less CPU per event (a hot row rewritten once, not five times).
  */
 const STEADY_FLUSH_SHARE = 0.2;
-function steadyFlushDelay(): number {
-  return Math.min(10 * data.flushMs, Math.max(data.flushMs, lastFlushCpuMs / STEADY_FLUSH_SHARE));
-}
+const steadyFlushDelay = (): number => pacedFlushDelay(STEADY_FLUSH_SHARE, 10 * data.flushMs);
 
 /** Events between this thread's positions and the log's end. */
 function eventsLeft(): number {
@@ -364,11 +364,11 @@ function eventsFlushDueAt(): number {
 }
 
 /** Tells the ranking workers which neighbour rows the events changed (they read them in shared memory). */
-function publish(): boolean {
+function publish(): void {
   const cpuAtStart = cpuMs();
   for (const [environment, model] of models) {
     const changed: number[] = [];
-    if (!model.publish!(changed)) return false;
+    model.publish!(changed);
     if (changed.length === 0) continue;
     const rows: BuilderRows = { type: 'rows', environment, ix: Uint32Array.from(changed) };
     parentPort!.postMessage(rows, [rows.ix.buffer as ArrayBuffer]);
@@ -376,7 +376,6 @@ function publish(): boolean {
   recordLag();
   publishes.count++;
   publishes.cpuMs += cpuMs() - cpuAtStart;
-  return true;
 }
 
 /** The events applied since the last publish or flush are visible to ranking. */
@@ -562,13 +561,13 @@ while (!stopping) {
   const dueAt = Math.min(eventsDueAt, changesDueAt, countsDueAt, publishDueAt);
   if (flushUnreadable) {
     // Nothing is published or flushed before the last flush is readable (within milliseconds).
-  } else if (now >= Math.min(eventsDueAt, changesDueAt, countsDueAt) || (now >= publishDueAt && !publish())) {
-    // A flush is due, or the publish (run in the condition) did not fit: the flush writes it all.
+  } else if (now >= Math.min(eventsDueAt, changesDueAt, countsDueAt)) {
     const withLayout = now >= changesDueAt;
     flush(withLayout);
     lastFlush = lastPublish = Date.now();
     if (withLayout) lastLayoutFlush = lastFlush;
   } else if (now >= publishDueAt) {
+    publish();
     lastPublish = Date.now();
   }
   // Stats only when a flush changed them: an idle builder posts nothing.

@@ -19,7 +19,7 @@
 import type { Store } from '../store/open.ts';
 import { selectLargest } from '../domain/select-largest.ts';
 import { NeighbourRowReader, neighboursKey, neighboursWords } from '../store/model.ts';
-import { ADDR, CLS, COUNT, createLiveRows, DIRTY, LiveViews, META, NOTICED, RowSorter, sizeClasses, VERSION, type LiveRowsMemory } from '../store/live-rows.ts';
+import { ADDR, CLS, COUNT, createLiveRows, DIRTY, gatherSlots, LiveViews, META, NOTICED, RowSorter, sizeClasses, VERSION, type LiveRowsMemory } from '../store/live-rows.ts';
 
 /** Fibonacci hashing multiplier (2^32 / golden ratio) as an i32; a table of 2^b entries takes the top b bits. */
 const HASH_MUL = -1640531535;
@@ -142,18 +142,7 @@ export class CooccurrenceState {
   #gather(r: number): number {
     const meta = this.#views.meta;
     const m = r * META;
-    const base = 2 * (meta[m + ADDR]! - 1);
-    const size = 1 << this.#classBits[meta[m + CLS]!]!;
-    const { keys, weights } = this.#views;
-    const { gatheredIx, gatheredW } = this.#sorter;
-    let n = 0;
-    for (let e = base; e < base + 2 * size; e += 2) {
-      const key = keys[e]!;
-      if (key === 0) continue;
-      gatheredIx[n] = key - 1;
-      gatheredW[n++] = weights[e + 1]!;
-    }
-    return n;
+    return gatherSlots(this.#views.keys, this.#views.weights, meta[m + ADDR]! - 1, 1 << this.#classBits[meta[m + CLS]!]!, this.#sorter.gatheredIx, this.#sorter.gatheredW);
   }
 
   /** Loads row r (from LMDB when it may exist) into a table of its size. */
@@ -303,9 +292,8 @@ export class CooccurrenceState {
    * The ix of the rows changed since the last publish, into `changed`: the ranking workers read
    * them anew from the shared memory (store/live-rows.ts). Nothing is copied.
    */
-  publish(changed: number[]): boolean {
+  publish(changed: number[]): void {
     this.#takeUnnoticed(changed);
-    return true;
   }
 
   /**

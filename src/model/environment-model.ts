@@ -63,10 +63,9 @@ export interface EventConsumer {
   prepareSnapshot?(position: number, final: boolean): (() => void) | undefined;
   /**
    * A consumer that publishes between flushes (the model's neighbour rows, store/live-rows.ts):
-   * `changedRows` receives the ix of the rows changed since the last publish. False when it could
-   * not publish them: a flush must write them.
+   * `changedRows` receives the ix of the rows changed since the last publish.
    */
-  publish?(changedRows: number[]): boolean;
+  publish?(changedRows: number[]): void;
   /** The last flush's commit is readable by every thread (what it wrote may be dropped from memory). */
   flushReadable?(): void;
 }
@@ -147,8 +146,8 @@ export class EnvironmentModel implements EventConsumer {
     }
   }
 
-  publish(changedRows: number[]): boolean {
-    return this.#cooccurrence.publish(changedRows);
+  publish(changedRows: number[]): void {
+    this.#cooccurrence.publish(changedRows);
   }
 
   flushReadable(): void {

@@ -117,6 +117,21 @@ export class LiveViews {
 }
 
 /**
+ * Copies the neighbours of a table of `size` slots at slot `from` (table order) into `outIx` and
+ * `outW`; returns their count. The builder's and a reader's view of a row.
+ */
+export function gatherSlots(keys: Uint32Array<ArrayBufferLike>, weights: Float32Array<ArrayBufferLike>, from: number, size: number, outIx: Uint32Array, outW: Float32Array): number {
+  let n = 0;
+  for (let e = 2 * from; e < 2 * (from + size); e += 2) {
+    const key = keys[e]!;
+    if (key === 0) continue;
+    outIx[n] = key - 1;
+    outW[n++] = weights[e + 1]!;
+  }
+  return n;
+}
+
+/**
  * Orders a gathered row strongest first, equal weights by lower ix, into `ix` and `weight`.
  * Integer weights (the configured ones, and their sums) are packed with the ix into one f64 key
  * and sorted natively; others take a comparator sort. Scratch one row long, reused.
@@ -192,17 +207,11 @@ export class LiveRowReader {
   readonly #views: LiveViews;
   readonly #bits: number[];
   readonly #sorter: RowSorter;
-  /** One row in LMDB's `nb` layout, for NeighbourRowReader.readWords. */
-  readonly #words: Uint32Array;
-  readonly #floats: Float32Array;
 
   constructor(memory: LiveRowsMemory, maxNeighbours: number) {
     this.#views = new LiveViews(memory);
     this.#bits = sizeClasses(maxNeighbours).bits;
-    const maxLength = 1 << this.#bits[this.#bits.length - 1]!;
-    this.#sorter = new RowSorter(maxLength);
-    this.#words = new Uint32Array(1 + 2 * maxLength);
-    this.#floats = new Float32Array(this.#words.buffer);
+    this.#sorter = new RowSorter(1 << this.#bits[this.#bits.length - 1]!);
   }
 
   /** Copies ix's row, strongest first, into `reader`; returns its neighbour count, or -1 when the builder holds none (read LMDB). */
@@ -224,20 +233,11 @@ export class LiveRowReader {
       if (2 * (addr + size) > views.keys.length) views.refresh();
       const { keys, weights } = views;
       if (2 * (addr + size) > keys.length) continue;
-      let n = 0;
-      for (let e = 2 * addr; e < 2 * (addr + size); e += 2) {
-        const key = keys[e]!;
-        if (key === 0) continue;
-        sorter.gatheredIx[n] = key - 1;
-        sorter.gatheredW[n++] = weights[e + 1]!;
-      }
+      const n = gatherSlots(keys, weights, addr, size, sorter.gatheredIx, sorter.gatheredW);
       if (Atomics.load(meta, m + VERSION) !== version) continue;
       sorter.sort(n);
-      const words = this.#words;
-      words[0] = n;
-      words.set(sorter.ix.subarray(0, n), 1);
-      this.#floats.set(sorter.weight.subarray(0, n), 1 + n);
-      return reader.readWords(words, 0, 1 + 2 * n);
+      reader.setSorted(sorter, n);
+      return n;
     }
     return -1;
   }

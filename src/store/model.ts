@@ -198,12 +198,13 @@ export class NeighbourRowReader {
     return (this.#n = neighboursIn(words, bytes.length >>> 2));
   }
 
-  /** Copies a row of `words` words at `at` of `source` (a row read from the builder's shared memory); returns its neighbour count. */
-  readWords(source: Uint32Array, at: number, words: number): number {
-    const room = withRoom(this.#words, words);
+  /** Takes the `n` entries `sorter` sorted (a row read from the builder's shared memory, or this one's sortWith). */
+  setSorted(sorter: RowSorter, n: number): void {
+    const room = withRoom(this.#words, neighboursWords(n));
     if (room !== this.#words) [this.#words, this.#floats] = [room, new Float32Array(room.buffer)];
-    this.#words.set(source.subarray(at, at + words));
-    return (this.#n = neighboursIn(this.#words, words));
+    this.#words[0] = this.#n = n;
+    this.#words.set(sorter.ix.subarray(0, n), 1);
+    this.#floats.set(sorter.weight.subarray(0, n), 1 + n);
   }
 
   ix(k: number): number {
@@ -219,8 +220,7 @@ export class NeighbourRowReader {
       sorter.gatheredW[k] = this.#floats[1 + n + k]!;
     }
     sorter.sort(n);
-    this.#words.set(sorter.ix.subarray(0, n), 1);
-    this.#floats.set(sorter.weight.subarray(0, n), 1 + n);
+    this.setSorted(sorter, n);
   }
 
   weight(k: number): number {

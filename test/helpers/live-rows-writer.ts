@@ -19,7 +19,8 @@ const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 *
 for (let round = 0; Atomics.load(stopped, 0) === 0; round++) {
   for (let i = 0; i < 20_000; i++) {
     const a = Math.floor(random() ** 2 * rows);
-    const b = a + residues * Math.floor(random() * 30) - residues * 15;
+    // Up to ~120 neighbours a row: rows pass every size class and are cut, freeing tables others take.
+    const b = a + residues * (Math.floor(random() * 120) - 60);
     if (b >= 0 && b < rows) state.addPair(a, b, 1 + Math.floor(random() * 3));
   }
   store.modelRoot.transactionSync(state.prepareFlush([]));

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import { CooccurrenceState } from '../../../src/model/cooccurrence.ts';
-import { createLiveRows, LiveRowReader } from '../../../src/store/live-rows.ts';
+import { createLiveRows, LiveRowReader, type LiveRowsMemory } from '../../../src/store/live-rows.ts';
+import type { Store } from '../../../src/store/open.ts';
 import { NeighbourRowReader } from '../../../src/store/model.ts';
 import { tempDir } from '../../helpers/server.ts';
 import { lcg, storedRow, withModelStore } from '../../helpers/model-store.ts';
@@ -21,11 +22,15 @@ function liveRow(reader: LiveRowReader, ix: number): Array<[number, number]> | n
 
 
 
+/** A fresh builder state on new shared memory, and a ranking worker's reader of it. */
+function sharedState(store: Store, maxNeighbours: number): { live: LiveRowsMemory; reader: LiveRowReader; state: CooccurrenceState } {
+  const live = createLiveRows(['demo']).demo!;
+  return { live, reader: new LiveRowReader(live, maxNeighbours), state: new CooccurrenceState(store, 'demo', maxNeighbours, true, live) };
+}
+
 test('a row read from the shared memory is the row the flush stores, strongest first; an untouched row is not held', async () => {
   await withModelStore((store) => {
-    const live = createLiveRows(['demo']).demo!;
-    const state = new CooccurrenceState(store, 'demo', 5, true, live);
-    const reader = new LiveRowReader(live, 5);
+    const { reader, state } = sharedState(store, 5);
     const random = lcg(3);
     const touched = new Set<number>();
     for (let i = 0; i < 3000; i++) {
@@ -48,9 +53,7 @@ test('a row read from the shared memory is the row the flush stores, strongest f
 
 test('publish tells each changed row once; a new builder on the same memory drops what the last one held', async () => {
   await withModelStore((store) => {
-    const live = createLiveRows(['demo']).demo!;
-    const reader = new LiveRowReader(live, 10);
-    const state = new CooccurrenceState(store, 'demo', 10, true, live);
+    const { live, reader, state } = sharedState(store, 10);
     state.addPair(1, 2, 1);
     state.addPair(1, 3, 1);
     const changed: number[] = [];
@@ -68,9 +71,7 @@ test('publish tells each changed row once; a new builder on the same memory drop
 
 test('a trim drops the rows the flush wrote once its commit is readable; rows changed since stay', async () => {
   await withModelStore((store) => {
-    const live = createLiveRows(['demo']).demo!;
-    const reader = new LiveRowReader(live, 10);
-    const state = new CooccurrenceState(store, 'demo', 10, true, live);
+    const { reader, state } = sharedState(store, 10);
     state.addPair(1, 2, 1);
     state.addPair(4, 5, 2);
     store.modelRoot.transactionSync(state.prepareFlush([]));
