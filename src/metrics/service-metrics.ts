@@ -8,7 +8,7 @@
  */
 import { statSync } from 'node:fs';
 import { EVENT_TYPES } from '../domain/event.ts';
-import { modelDataFile, storeDataFile } from '../store/open.ts';
+import { modelDataFile, reportsDataFile, storeDataFile } from '../store/open.ts';
 import { COMMIT_BUCKETS, MsHistogram } from './ms-histogram.ts';
 import { RequestHistogram, type RequestCounts } from './request-histogram.ts';
 import { AggregatorRegistry, Counter, Gauge, Registry, collectDefaultMetrics, type MetricObjectWithValues, type MetricValue } from 'prom-client';
@@ -194,13 +194,13 @@ export class ServiceMetrics {
     });
     new Gauge({
       name: 'affinity_lmdb_file_bytes',
-      help: 'Size of the LMDB data files (the main and the model environment together)',
+      help: 'Size of the LMDB data files (the main, model and reports environments together)',
       registers,
       collect() {
         const dir = sources().dataDir;
         if (!dir) return;
         let bytes: number | undefined;
-        for (const file of [storeDataFile(dir), modelDataFile(dir)]) {
+        for (const file of [storeDataFile(dir), modelDataFile(dir), reportsDataFile(dir)]) {
           try {
             bytes = (bytes ?? 0) + statSync(file).size;
           } catch {

@@ -174,6 +174,13 @@ layout?.migrateVectors();
 layout?.makeItemView();
 const itemIndices = new ItemIndices(store);
 const positionKey = reportsRole ? reportsPositionKey : eventsPositionKey;
+/**
+ * Where this thread's state and positions are written: the model environment, or the reports
+ * environment for the report counters (a small commit there does not pay for the model's free
+ * list: store/open.ts).
+ */
+const stateRoot = reportsRole ? store.reportsRoot : store.modelRoot;
+const stateDb = reportsRole ? store.reportState : store.modelState;
 const models = new Map<string, EventConsumer>();
 const positions: Record<string, number> = {};
 const written: Record<string, number> = {};
@@ -182,7 +189,7 @@ const newestApplied: Record<string, number> = {};
 const newestWritten: Record<string, number> = {};
 for (const [environment, config] of Object.entries(data.environments)) {
   if (!reportsRole) migrateConsumerRecords(store, environment);
-  const stored = (store.modelState.get(positionKey(environment)) as number | undefined) ?? 0;
+  const stored = (stateDb.get(positionKey(environment)) as number | undefined) ?? 0;
   // Rows a builder that died left in the shared memory are dropped (CooccurrenceState): this one replays their events.
   const live = data.liveRows?.[environment];
   // Position 0: no flush ever wrote this environment's state, so first touches need not read it.
@@ -201,10 +208,10 @@ if (!reportsRole) {
   // Nothing is written otherwise: an absent position is 0, and a new store's is written by the
   // reports thread's first flush.
   const inherited = Object.keys(data.environments).filter(
-    (environment) => positions[environment]! > 0 && store.modelState.get(reportsPositionKey(environment)) === undefined && hasEventRollups(store.modelState, environment),
+    (environment) => positions[environment]! > 0 && store.reportState.get(reportsPositionKey(environment)) === undefined && hasEventRollups(store.reportState, environment),
   );
-  if (inherited.length > 0) transactionSyncRetried(store.modelRoot, () => {
-    for (const environment of inherited) store.modelState.put(reportsPositionKey(environment), positions[environment]!);
+  if (inherited.length > 0) transactionSyncRetried(store.reportsRoot, () => {
+    for (const environment of inherited) store.reportState.put(reportsPositionKey(environment), positions[environment]!);
   });
 }
 parentPort!.postMessage({ type: 'started' } satisfies BuilderStarted);
@@ -213,8 +220,11 @@ let changesWritten = changesPosition;
 /** changesWritten once readable by other threads (what /health reports). */
 let changesReadable = changesPosition;
 const histograms = new BuilderHistograms();
-/** The recommendation requests' report counters the main thread posts, written with the next flush. */
-const requestCounts = new RequestCountsWriter(store);
+/**
+ * The recommendation requests' report counters the main thread posts to the report counters'
+ * thread, written with its next flush (the reports environment's one writer).
+ */
+const requestCounts = reportsRole ? new RequestCountsWriter(store) : undefined;
 const skipped: SkipCounts = new Map();
 /** Acceptance times of events applied but neither published nor written (the lag). */
 const unpublished: number[] = [];
@@ -395,7 +405,7 @@ function flush(withLayout: boolean, countChunks?: number, final = false): void {
   const cpuAtStart = cpuMs();
   const changedRows = new Map<string, number[]>();
   const writes = withLayout && layout ? [layout.prepareFlush()] : [];
-  writes.push(requestCounts.prepareFlush(countChunks));
+  if (requestCounts) writes.push(requestCounts.prepareFlush(countChunks));
   const changes = changesPosition;
   for (const [environment, model] of models) {
     const changed: number[] = [];
@@ -405,12 +415,12 @@ function flush(withLayout: boolean, countChunks?: number, final = false): void {
   const eventPositions = { ...positions };
   const newest = { ...newestApplied };
   // Every write reads what it adds to inside the transaction, so an aborted try can run again.
-  transactionSyncRetried(store.modelRoot, () => {
+  transactionSyncRetried(stateRoot, () => {
     for (const write of writes) write();
     // Only a position that moved forward: a flush without events (the lists at start, a new hour)
     // writes nothing a request did not cause, and one during a replay to a snapshot's state alone
     // (behind the stored position) must not move it back.
-    for (const [environment, seq] of Object.entries(eventPositions)) if (seq > written[environment]!) store.modelState.put(positionKey(environment), seq);
+    for (const [environment, seq] of Object.entries(eventPositions)) if (seq > written[environment]!) stateDb.put(positionKey(environment), seq);
     // The model's alone: the reports thread never reads the change feed (its copy of the position is stale).
     if (withLayout && layout) store.modelState.put(CHANGES_POSITION_KEY, changes);
   });
@@ -419,7 +429,7 @@ function flush(withLayout: boolean, countChunks?: number, final = false): void {
   // rows from their caches and read them anew.
   // The positions reported to /health wait for the same, so "applied" means readable.
   const count = unwritten;
-  flushUnreadable = store.modelRoot.flushed.then(() => {
+  flushUnreadable = stateRoot.flushed.then(() => {
     flushUnreadable = undefined;
     for (const model of models.values()) model.flushReadable?.();
     // Counted here, not at the commit: stats are posted when this count moves, and positions
@@ -455,7 +465,7 @@ function flush(withLayout: boolean, countChunks?: number, final = false): void {
     const cpuAtSnapshot = cpuMs();
     const write = model.prepareSnapshot(positions[environment]!, final);
     if (!write) continue;
-    transactionSyncRetried(store.modelRoot, write);
+    transactionSyncRetried(stateRoot, write);
     snapshots.count++;
     snapshots.lastMs = performance.now() - snapshotStartedAt;
     snapshots.lastCpuMs = cpuMs() - cpuAtSnapshot;
@@ -489,7 +499,7 @@ const stopListening = onStoreChange(wake);
 // 'stop' ends the loop at once, not when the idle wait would have.
 parentPort!.on('message', (message: 'stop' | RequestCounts) => {
   if (message === 'stop') stopping = true;
-  else if (message.type === 'requestCounts') requestCounts.add(message);
+  else if (message.type === 'requestCounts') requestCounts?.add(message);
   wake();
 });
 /**
@@ -551,11 +561,11 @@ while (!stopping) {
   // pending events: the flush that is due anyway.
   let modelsDueAt = Infinity;
   for (const model of models.values()) modelsDueAt = Math.min(modelsDueAt, model.flushDueAt);
-  const pending = pendingEvents || pendingChanges || modelsDueAt !== Infinity || requestCounts.pending;
+  const pending = pendingEvents || pendingChanges || modelsDueAt !== Infinity || requestCounts?.pending === true;
   const eventsDueAt = pendingEvents ? eventsFlushDueAt() : modelsDueAt;
   const changesDueAt = !pendingChanges ? Infinity : layout!.pending >= data.layoutFlushItems ? now : lastLayoutFlush + (behind ? Math.max(data.layoutFlushMs, catchUpFlushDelay()) : data.layoutFlushMs);
   // Request counts ride on the flushes' pace: while behind, a flush of its own would rewrite every row the events touched.
-  const countsDueAt = requestCounts.pending ? lastFlush + (behind ? catchUpFlushDelay() : steadyFlushDelay()) : Infinity;
+  const countsDueAt = requestCounts?.pending ? lastFlush + (behind ? catchUpFlushDelay() : steadyFlushDelay()) : Infinity;
   // While caught up, the rows of what arrived are published every publishMs between flushes.
   const publishDueAt = publishing && !behind && unpublished.length > 0 ? lastPublish + data.publishMs : Infinity;
   const dueAt = Math.min(eventsDueAt, changesDueAt, countsDueAt, publishDueAt);
@@ -594,7 +604,7 @@ while (!stopping) {
 stopListening();
 await flushUnreadable;
 flush(true, Infinity, true);
-await store.modelRoot.flushed;
+await stateRoot.flushed;
 await postStats();
 await store.close();
 // The 'message' listener keeps parentPort referenced, which would keep this thread (and so a

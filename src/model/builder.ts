@@ -19,6 +19,8 @@ import { DEFAULT_CONFIG } from '../config/defaults.ts';
 const RESTART_DELAY_MS = 1000;
 /** How often the report counters' thread writes (the model's thread: every 100 ms). */
 const REPORTS_FLUSH_MS = 1000;
+/** Request-count posts (about one a second) held for the report counters' thread before it starts. */
+const MAX_HELD_COUNTS = 600;
 
 type ThreadData = BuilderWorkerData & { entry: string; niceness: number };
 
@@ -77,6 +79,7 @@ export class ModelBuilder {
   readonly #log: Logger;
   readonly #model: BuilderThread;
   #reports: BuilderThread | undefined;
+  readonly #heldCounts: RequestCounts[] = [];
   #stopping = false;
   #stats: BuilderStats | undefined;
   #reportsStats: BuilderStats | undefined;
@@ -156,6 +159,7 @@ export class ModelBuilder {
         this.#reports = new BuilderThread({ ...data, role: 'reports', niceness: reportsNiceness, flushMs: REPORTS_FLUSH_MS, liveRows: undefined }, this.#log, (m) => {
           if (m.type === 'stats') this.#reportsStats = m;
         });
+        for (const counts of this.#heldCounts.splice(0)) this.postRequestCounts(counts);
       }
     });
   }
@@ -169,12 +173,17 @@ export class ModelBuilder {
   }
 
   /**
-   * The recommendation requests' report counters, for the worker's next write. Posted to a worker
-   * that has died (before its restart) they are lost: reporting, not billing.
+   * The recommendation requests' report counters, for the report counters' thread's next write
+   * (held here until it has started). Posted to a thread that has died (before its restart) they
+   * are lost: reporting, not billing.
    */
   postRequestCounts(counts: RequestCounts): void {
+    if (!this.#reports) {
+      if (this.#heldCounts.length < MAX_HELD_COUNTS) this.#heldCounts.push(counts);
+      return;
+    }
     const transfer = counts.items.flatMap((i) => [i.ix.buffer as ArrayBuffer, i.counts.buffer as ArrayBuffer]);
-    this.#model.postMessage(counts, transfer);
+    this.#reports.postMessage(counts, transfer);
   }
 
   /** Whether the worker threads run (for /ready): the reports thread once started. */

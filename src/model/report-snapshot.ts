@@ -12,8 +12,8 @@
  *
  * | key (db)                                 | value                                  |
  * |------------------------------------------|----------------------------------------|
- * | [env, 'repsnap', 'meta'] (modelState)    | ReportSnapshotMeta                     |
- * | [env, 'repsnap', 'chunk', i] (model)     | bytes of the blob, 4 MB at most        |
+ * | [env, 'repsnap', 'meta'] (reportState)   | ReportSnapshotMeta                     |
+ * | [env, 'repsnap', 'chunk', i] (reportBlobs) | bytes of the blob, 4 MB at most        |
  */
 import { ByteReader, ByteWriter, putBlobSnapshot, readBlobSnapshot, type BlobSnapshotMeta, type BlobSnapshotPlace } from '../store/blob-snapshot.ts';
 import type { Store } from '../store/open.ts';
@@ -57,9 +57,9 @@ export type ReportSnapshotMeta = BlobSnapshotMeta;
 const FORMAT = 1;
 const WHAT = 'report state snapshot';
 const place = (store: Store, env: string): BlobSnapshotPlace => ({
-  metaDb: store.modelState,
+  metaDb: store.reportState,
   metaKey: [env, 'repsnap', 'meta'],
-  chunkDb: store.model,
+  chunkDb: store.reportBlobs,
   chunkKey: (i) => [env, 'repsnap', 'chunk', i],
 });
 

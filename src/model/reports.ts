@@ -210,7 +210,7 @@ export class ReportState implements EventConsumer {
     if (!byWho) byGroup.set(group, (byWho = new Map()));
     let unit = byWho.get(who);
     if (!unit) {
-      const stored = this.#mayExist ? (this.#store.modelState.get(unitKey(this.#env, day, group, who)) as Unit | undefined) : undefined;
+      const stored = this.#mayExist ? (this.#store.reportState.get(unitKey(this.#env, day, group, who)) as Unit | undefined) : undefined;
       unit = stored ? [stored[0], stored[1]] : [0, 0];
       if (stored) this.#storedUnits.add(unit);
       else if (dayCounts) this.#bump(dayCounts, 'user_group', group, 'users', 1);
@@ -224,7 +224,7 @@ export class ReportState implements EventConsumer {
     let best: ClickMemory | undefined;
     for (const id of ids) {
       let click = this.#clicks.get(`${id}${SEP}${itemKey}`)?.memory;
-      if (!click && this.#mayExist) click = this.#store.modelState.get(clickKey(this.#env, id, itemKey)) as ClickMemory | undefined;
+      if (!click && this.#mayExist) click = this.#store.reportState.get(clickKey(this.#env, id, itemKey)) as ClickMemory | undefined;
       if (click && t - click.t <= this.#windowMs && t >= click.t && (!best || click.t > best.t)) best = click;
     }
     return best;
@@ -301,7 +301,7 @@ export class ReportState implements EventConsumer {
 
   #clicked(day: string): ItemCountChunks {
     let counts = this.#clickedItems.get(day);
-    if (!counts) this.#clickedItems.set(day, (counts = new ItemCountChunks(this.#store.modelState, (chunk) => clickedCountsKey(this.#env, day, chunk))));
+    if (!counts) this.#clickedItems.set(day, (counts = new ItemCountChunks(this.#store.reportState, (chunk) => clickedCountsKey(this.#env, day, chunk))));
     return counts;
   }
 
@@ -319,7 +319,7 @@ export class ReportState implements EventConsumer {
       this.#slots.clear();
       this.#slotIds.length = 0;
     }
-    const state = this.#store.modelState;
+    const state = this.#store.reportState;
     return () => {
       for (const [period, list] of byPeriod) {
         const tag = period[0] as 'd' | 'h';
@@ -369,7 +369,7 @@ export class ReportState implements EventConsumer {
     // A past day is dropped once written; the newest stays, its chunks read already.
     const newestDay = [...this.#clickedItems.keys()].sort().at(-1);
     for (const day of this.#clickedItems.keys()) if (day !== newestDay) this.#clickedItems.delete(day);
-    const state = this.#store.modelState;
+    const state = this.#store.reportState;
     return () => {
       for (const write of clickedWrites) write();
       for (const { id, itemKey, memory } of spilledClicks) state.put(clickKey(this.#env, id, itemKey), memory);

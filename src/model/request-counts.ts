@@ -1,14 +1,15 @@
 /**
  * @module model/request-counts
  * Writes the recommendation requests' report counters (counted on the main thread by
- * recommend/request-counter.ts, posted here about once a second) inside the model builder's
- * flush: requests per dimension and the latency histogram per UTC day and hour, and per-item
- * counts and the day's coverage bits in chunks of ix (store/report-keys.ts). Only this module
- * writes these keys, so what it holds in memory is what is stored plus what it has not written.
- * Why on the builder's thread: these keys live in the model environment, whose free-page list the
- * builder's row rewrites keep long. A write transaction there merges it first
- * (`mdb_midl_insert`), and on the main thread that held requests for 6–15 ms at a time beside
- * events and a rebuild (perf, 100,000 items, issue 11); here it delays only the builder.
+ * recommend/request-counter.ts, posted here about once a second) inside the report counters'
+ * thread's flush, in the reports environment: requests per dimension and the latency histogram
+ * per UTC day and hour, and per-item counts and the day's coverage bits in chunks of ix
+ * (store/report-keys.ts). Only this module writes these keys, so what it holds in memory is what
+ * is stored plus what it has not written. Not on the main thread: when these keys lived in the
+ * model environment, a write transaction there merged the free-page list the builder's row
+ * rewrites keep long (`mdb_midl_insert`), and held requests for 6–15 ms at a time beside events
+ * and a rebuild (perf, 100,000 items, issue 11). They then rode on the model's flushes, until the
+ * report counters' own commits in that environment were seen paying the same (store/open.ts).
  *
  * Each day's per-item counts and coverage bits are held whole (4 bytes and a bit per item), each
  * chunk read from LMDB once, on its first count of the day; a flush writes at most
@@ -83,7 +84,7 @@ export class RequestCountsWriter {
       const newest = [...days.keys()].sort().at(-1);
       for (const [day, items] of days) if (day !== newest && !items.pending) days.delete(day);
     }
-    const state = this.#store.modelState;
+    const state = this.#store.reportState;
     return () => {
       for (const hour of hours) {
         for (const [tag, period] of [['d', dayOf(hour.startMs)], ['h', hourOf(hour.startMs)]] as const) {
@@ -119,7 +120,7 @@ class DayItems {
     this.#store = store;
     this.#environment = environment;
     this.#day = day;
-    this.#counts = new ItemCountChunks(store.modelState, (chunk) => recommendedCountsKey(environment, day, chunk));
+    this.#counts = new ItemCountChunks(store.reportState, (chunk) => recommendedCountsKey(environment, day, chunk));
   }
 
   get pending(): boolean {
@@ -152,14 +153,14 @@ class DayItems {
 
   #readCoverage(chunk: number): void {
     this.#coverageState[chunk]! |= READ;
-    const stored = this.#store.modelState.get(coverageKey(this.#environment, this.#day, chunk)) as Uint8Array | undefined;
+    const stored = this.#store.reportState.get(coverageKey(this.#environment, this.#day, chunk)) as Uint8Array | undefined;
     const bytes = COVERAGE_CHUNK_ITEMS / 8;
     if (stored) this.#coverage.set(stored.subarray(0, bytes), chunk * bytes);
   }
 
   /** Takes up to `budget` chunks to write (coverage first); adds their writes to `out`; returns how many. */
   take(budget: number, out: Array<() => void>): number {
-    const state = this.#store.modelState;
+    const state = this.#store.reportState;
     // In key order: LMDB then walks its leaf pages in order (model/cooccurrence.ts measured it).
     const coverage = this.#coverageQueue.splice(0, budget).sort((a, b) => a - b);
     for (const chunk of coverage) this.#coverageState[chunk]! &= ~UNWRITTEN;

@@ -4,7 +4,7 @@
  * not events): requests per list_name, user_group, channel and page_type, the items recommended
  * (per-item counts and the day's coverage bits) and the request latency histogram, per UTC day
  * and hour. Counted on the main thread in memory; every FLUSH_MS what was counted is posted to
- * the model builder, which adds it to the stored counters in its next write
+ * the model builder's report counters thread, which adds it to the stored counters in its next write
  * (model/request-counts.ts): the main thread makes no LMDB write for them. A crash loses at most
  * FLUSH_MS of request counts plus what the builder had not written yet, and of per-item counts
  * what was held back (ITEMS_FLUSH_MS): reporting, not billing.

@@ -1,14 +1,18 @@
 /**
  * @module store/open
- * Opens the data directory's two LMDB environments and their named databases. `db/` holds what
+ * Opens the data directory's three LMDB environments and their named databases. `db/` holds what
  * clients send (catalog, change feed, event log, clients, feeds, imports); `model/` holds what
  * the model builder and the trainer derive from it (histories, neighbour rows, trained model
- * versions, snapshots, report and request counters). LMDB lets one writer at a time into an
- * environment: in one, a builder flush at 100,000 items (175 ms–1.9 s, rows and histories
- * rewritten) held the lock every event batch's commit waited for, and event POSTs took up to
- * 1.7 s at p99. The Store owns both lifecycles; the modules beside it (catalog, clients) read
- * and write through the databases it exposes. Safe to open from several processes at once (the
- * CLI beside a running server): LMDB serialises writers with a file lock per environment.
+ * versions, snapshots); `reports/` the report and request counters. LMDB lets one writer at a
+ * time into an environment: in one, a builder flush at 100,000 items (175 ms–1.9 s, rows and
+ * histories rewritten) held the lock every event batch's commit waited for, and event POSTs took
+ * up to 1.7 s at p99. And a commit pays for its environment's free list: beside the model's
+ * large writes, the report counters' one-second commits (a few small records) grew from 0.8 to
+ * 2.5 ms of CPU over 150 s of a steady load, mostly in LMDB's free-page bookkeeping
+ * (`mdb_midl_insert`, perf on their thread). The Store owns every lifecycle; the modules beside
+ * it (catalog, clients) read and write through the databases it exposes. Safe to open from
+ * several processes at once (the CLI beside a running server): LMDB serialises writers with a
+ * file lock per environment.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,6 +26,9 @@ export const storeDataFile = (dataDir: string) => join(storePath(dataDir), 'data
 /** The model environment's folder: everything in it can be derived again from `db/`. */
 export const modelStorePath = (dataDir: string) => join(dataDir, 'model');
 export const modelDataFile = (dataDir: string) => join(modelStorePath(dataDir), 'data.mdb');
+/** The reports environment's folder: counters derived from `db/` (events) and from requests served. */
+export const reportsStorePath = (dataDir: string) => join(dataDir, 'reports');
+export const reportsDataFile = (dataDir: string) => join(reportsStorePath(dataDir), 'data.mdb');
 
 /**
  * Options of the main environment's databases that are not plain msgpack. Items and change
@@ -44,6 +51,17 @@ const MAIN_DATABASES: Record<string, { name: string; encoding?: 'binary'; shared
 export const mainDatabaseOptions = (name: string) => MAIN_DATABASES[name] ?? { name };
 const MODEL_DB = { name: 'model', encoding: 'binary' } as const;
 const MODEL_STATE_DB = { name: 'model-state' } as const;
+const REPORT_STATE_DB = { name: 'report-state' } as const;
+const REPORT_BLOBS_DB = { name: 'report-blobs', encoding: 'binary' } as const;
+
+/** The second element of the report records' keys ([env, kind, ...]: store/report-keys.ts, model/reports.ts). */
+const REPORT_KINDS = new Set(['repr', 'repu', 'repk', 'repi', 'repn', 'repc', 'replat', 'repsnap', 'click']);
+/** reportState's record of the move out of `model/`: REPORTS_COPIED once copied, then REPORTS_MOVED once removed there. */
+export const REPORTS_MOVE_KEY = 'moved from model';
+export const REPORTS_COPIED = 1;
+const REPORTS_MOVED = 2;
+
+const isReportKey = (key: unknown): boolean => Array.isArray(key) && (REPORT_KINDS.has(key[1]) || (key[1] === 'pos' && key[2] === 'reports'));
 
 /**
  * Data directories written before the split kept the model databases in `db/`: they move to
@@ -68,11 +86,48 @@ function moveModelDatabases(root: RootDatabase, modelRoot: RootDatabase, model: 
   oldState?.dropSync();
 }
 
+/**
+ * Data directories written before the reports environment kept the report records in `model/`:
+ * they are copied to `reports/` in one transaction there (with the note that they were), then
+ * removed from `model/` (a start that finds the note but not the removal's does it again). Once,
+ * on the first start after the change: a scan of model-state's keys (~0.5 s at 500,000 devices).
+ */
+function moveReportRecords(modelRoot: RootDatabase, model: Database<Buffer>, modelState: Database, reportsRoot: RootDatabase, reportState: Database, reportBlobs: Database<Buffer>): void {
+  const done = reportState.get(REPORTS_MOVE_KEY) as number | undefined;
+  if (done === REPORTS_MOVED) return;
+  const stateKeys = () => Array.from(modelState.getKeys()).filter(isReportKey);
+  const blobKeys = () => Array.from(model.getKeys()).filter(isReportKey);
+  if (done !== REPORTS_COPIED) {
+    reportsRoot.transactionSync(() => {
+      // Read again under the write lock: another process may have moved them meanwhile.
+      if (reportState.get(REPORTS_MOVE_KEY) !== undefined) return;
+      for (const key of stateKeys()) reportState.put(key, modelState.get(key));
+      for (const key of blobKeys()) reportBlobs.put(key, model.getBinary(key)!);
+      reportState.put(REPORTS_MOVE_KEY, REPORTS_COPIED);
+    });
+  }
+  const leftState = stateKeys();
+  const leftBlobs = blobKeys();
+  if (leftState.length + leftBlobs.length > 0) {
+    modelRoot.transactionSync(() => {
+      for (const key of leftState) modelState.remove(key);
+      for (const key of leftBlobs) model.remove(key);
+    });
+  }
+  // A block, not an arrow returning put's promise: transactionSync would wait for that promise
+  // before committing, and run the writes made meanwhile inside this transaction.
+  reportsRoot.transactionSync(() => {
+    reportState.put(REPORTS_MOVE_KEY, REPORTS_MOVED);
+  });
+}
+
 export class Store {
   /** The main environment (`db/`): the catalog, the event log and everything clients send. */
   readonly root: RootDatabase;
   /** The model environment (`model/`): `model` and `modelState`, written by the builder and trainer. */
   readonly modelRoot: RootDatabase;
+  /** The reports environment (`reports/`): `reportState` and `reportBlobs`, written by the report counters' thread and the request counter. */
+  readonly reportsRoot: RootDatabase;
   /** [environment, itemType, itemId] → StoredItem */
   readonly items: Database;
   /** [environment, itemType, itemId] → dense item index; kept after delete so the index is stable. */
@@ -89,8 +144,12 @@ export class Store {
   readonly eventIds: Database<number>;
   /** Model builder output, raw bytes (typed arrays): histories, neighbours, popularity, item layout. */
   readonly model: Database<Buffer>;
-  /** Model builder bookkeeping (msgpack): positions, device→user links, clicks, report counters. */
+  /** Model builder bookkeeping (msgpack): positions, device→user links, trained model versions. */
   readonly modelState: Database;
+  /** Report and request counters, clicks, A/B units and the report counters' position (msgpack; store/report-keys.ts). */
+  readonly reportState: Database;
+  /** The report counters' snapshot chunks (raw bytes; model/report-snapshot.ts). */
+  readonly reportBlobs: Database<Buffer>;
   /** clientId → ClientRecord */
   readonly clients: Database;
   /** Counters: ['nextIx', environment], 'changeSeq', 'eventSeq'. */
@@ -130,19 +189,26 @@ export class Store {
     this.model = this.modelRoot.openDB(MODEL_DB);
     this.modelState = this.modelRoot.openDB(MODEL_STATE_DB);
     moveModelDatabases(this.root, this.modelRoot, this.model, this.modelState);
+    const reportsPath = reportsStorePath(config.dataDir);
+    mkdirSync(reportsPath, { recursive: true });
+    this.reportsRoot = open({ path: reportsPath, mapSize: config.mapSizeBytes, maxDbs: 4 });
+    this.reportState = this.reportsRoot.openDB(REPORT_STATE_DB);
+    this.reportBlobs = this.reportsRoot.openDB(REPORT_BLOBS_DB);
+    moveReportRecords(this.modelRoot, this.model, this.modelState, this.reportsRoot, this.reportState, this.reportBlobs);
   }
 
   /**
-   * Renews both environments' read snapshots: a thread that blocks between tasks (a Piscina
+   * Renews every environment's read snapshots: a thread that blocks between tasks (a Piscina
    * worker, a long build) would otherwise miss commits that lmdb-js's timer would have shown it.
    */
   resetReadTxns(): void {
     this.root.resetReadTxn();
     this.modelRoot.resetReadTxn();
+    this.reportsRoot.resetReadTxn();
   }
 
   /**
-   * Ends this thread's read snapshots of both environments now, not at the next event-loop turn
+   * Ends this thread's read snapshots of every environment now, not at the next event-loop turn
    * (lmdb-js resets them on a setTimeout). A long synchronous job (a trained build) must call it
    * between its reads: LMDB cannot reuse a page freed after the oldest open snapshot began, so
    * every builder flush during a build took new pages. The 1,000,000-item load grew the model
@@ -151,11 +217,12 @@ export class Store {
   releaseReadSnapshots(): void {
     this.root.resetReadTxn();
     this.modelRoot.resetReadTxn();
+    this.reportsRoot.resetReadTxn();
   }
 
-  /** Waits for every commit to be flushed, then closes both environments. */
+  /** Waits for every commit to be flushed, then closes every environment. */
   async close(): Promise<void> {
-    await Promise.all([this.root.flushed, this.modelRoot.flushed]);
-    await Promise.all([this.root.close(), this.modelRoot.close()]);
+    await Promise.all([this.root.flushed, this.modelRoot.flushed, this.reportsRoot.flushed]);
+    await Promise.all([this.root.close(), this.modelRoot.close(), this.reportsRoot.close()]);
   }
 }

@@ -1,10 +1,11 @@
 /**
  * @module store/report-keys
- * Keys of the reporting counters in the `model-state` database, and the UTC periods they are
- * filed under. Every key has exactly one writer, so its read-modify-write adds never race:
- * the model builder's reports thread (events: model/reports.ts) or the request
- * counter (requests, recommended items, latency). The report routes only read them: a report is a range read over days, never
- * a scan of the event log.
+ * Keys of the reporting counters in the `report-state` database (the reports environment,
+ * store/open.ts), and the UTC periods they are filed under. Every key has exactly one writer, so
+ * its read-modify-write adds never race, and all are written on one thread, the model builder's
+ * reports thread: for events (model/reports.ts) and for the request counter's posts (requests,
+ * recommended items, latency: model/request-counts.ts). The report routes only read them: a
+ * report is a range read over days, never a scan of the event log.
  *
  * | key                                        | value    | writer   |
  * |--------------------------------------------|----------|----------|

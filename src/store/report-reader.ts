@@ -22,7 +22,7 @@ export interface CounterRow {
 export function readCounterRows(store: Store, env: string, granularity: 'day' | 'hour', from: string, to: string, dimension?: string): CounterRow[] {
   const tag = granularity === 'day' ? 'd' : 'h';
   const rows = new Map<string, CounterRow>();
-  for (const { key, value } of store.modelState.getRange({ start: [env, 'repr', tag, from], end: [env, 'repr', tag, `${to}\uffff`] })) {
+  for (const { key, value } of store.reportState.getRange({ start: [env, 'repr', tag, from], end: [env, 'repr', tag, `${to}\uffff`] })) {
     const period = (key as string[])[3]!;
     for (const [id, metrics] of Object.entries(value as Rollup)) {
       const cut = id.indexOf('\u0000');
@@ -40,7 +40,7 @@ export function readCounterRows(store: Store, env: string, granularity: 'day' | 
 /** The recommendation latency histogram summed over the days. */
 export function readLatency(store: Store, env: string, from: string, to: string): number[] {
   const sum = new Array<number>(LATENCY_BUCKETS).fill(0);
-  for (const { value } of store.modelState.getRange({ start: [env, 'replat', 'd', from], end: [env, 'replat', 'd', `${to}\uffff`] })) {
+  for (const { value } of store.reportState.getRange({ start: [env, 'replat', 'd', from], end: [env, 'replat', 'd', `${to}\uffff`] })) {
     const histogram = value as number[];
     for (let i = 0; i < sum.length; i++) sum[i]! += histogram[i] ?? 0;
   }
@@ -56,7 +56,7 @@ function popcount32(x: number): number {
 /** Distinct items recommended over the days, and the enabled items of the catalog now. */
 export function readCoverage(store: Store, env: string, from: string, to: string): { recommended: number; catalog: number } {
   let union = new Uint32Array(0);
-  for (const { key, value } of store.modelState.getRange({ start: [env, 'repc', from], end: [env, 'repc', `${to}\uffff`] })) {
+  for (const { key, value } of store.reportState.getRange({ start: [env, 'repc', from], end: [env, 'repc', `${to}\uffff`] })) {
     const bytes = value as Uint8Array;
     // A word view needs an aligned offset: msgpack hands out slices of its read buffer.
     let aligned = bytes;
@@ -92,7 +92,7 @@ interface ItemCount {
 export function readTopItems(store: Store, env: string, kind: 'recommended' | 'clicked', from: string, to: string, limit: number): ItemCount[] {
   const counts = new Map<number, number>();
   const addChunks = (tag: 'repn' | 'repk') => {
-    for (const { key, value } of store.modelState.getRange({ start: [env, tag, from], end: [env, tag, `${to}\uffff`] })) {
+    for (const { key, value } of store.reportState.getRange({ start: [env, tag, from], end: [env, tag, `${to}\uffff`] })) {
       const perIx = copyU32(value as Uint8Array);
       const first = chunkStart(key, COUNT_CHUNK_ITEMS);
       for (let i = 0; i < perIx.length; i++) if (perIx[i]! > 0) counts.set(first + i, (counts.get(first + i) ?? 0) + perIx[i]!);
@@ -103,7 +103,7 @@ export function readTopItems(store: Store, env: string, kind: 'recommended' | 'c
   if (kind === 'recommended') addChunks('repn');
   else {
     addChunks('repk');
-    for (const { key, value } of store.modelState.getRange({ start: [env, 'repi', from], end: [env, 'repi', `${to}\uffff`] })) {
+    for (const { key, value } of store.reportState.getRange({ start: [env, 'repi', from], end: [env, 'repi', `${to}\uffff`] })) {
       const [, , , keyKind, ix] = key as [string, string, string, string, number];
       if (keyKind === kind) counts.set(ix, (counts.get(ix) ?? 0) + (value as number));
     }

@@ -3,7 +3,7 @@
 // contract the ranking side reads), never with a copy of them.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { modelStorePath, storePath } from '../../src/store/open.ts';
+import { modelStorePath, reportsStorePath, storePath } from '../../src/store/open.ts';
 import type { Rollup } from '../../src/store/report-keys.ts';
 import { decodeChunk, ITEM_VIEW_CHUNK_ITEMS, itemViewChunkKey, type ItemViewEntry } from '../../src/store/item-view.ts';
 import {
@@ -38,12 +38,14 @@ export class ModelReader {
   readonly #env: string;
   readonly #model: Database<Buffer>;
   readonly #state: Database;
+  readonly #reportState: Database;
   readonly #itemIndex: Database<number>;
 
-  constructor(root: RootDatabase, modelRoot: RootDatabase, env: string) {
+  constructor(root: RootDatabase, modelRoot: RootDatabase, reportsRoot: RootDatabase, env: string) {
     this.#env = env;
     this.#model = modelRoot.openDB({ name: 'model', encoding: 'binary' });
     this.#state = modelRoot.openDB({ name: 'model-state' });
+    this.#reportState = reportsRoot.openDB({ name: 'report-state' });
     this.#itemIndex = root.openDB({ name: 'item-index' });
   }
 
@@ -104,7 +106,7 @@ export class ModelReader {
   /** Every daily report counter of the environment, from the day rollups of both writers (store/report-keys.ts). */
   reports(): ReportCount[] {
     const out: ReportCount[] = [];
-    for (const { key, value } of this.#state.getRange({ start: [this.#env, 'repr', 'd'], end: [this.#env, 'repr', 'd', '\uffff'] })) {
+    for (const { key, value } of this.#reportState.getRange({ start: [this.#env, 'repr', 'd'], end: [this.#env, 'repr', 'd', '\uffff'] })) {
       const day = (key as string[])[3]!;
       for (const [row, metrics] of Object.entries(value as Rollup)) {
         const [dimension = '', val = ''] = row.split('\u0000');
@@ -126,10 +128,11 @@ export class ModelReader {
 export async function readModel<T>(dataDir: string, env: string, read: (model: ModelReader) => T): Promise<T> {
   const root = open({ path: storePath(dataDir), maxDbs: 16, readOnly: true });
   const modelRoot = open({ path: modelStorePath(dataDir), maxDbs: 4, readOnly: true });
+  const reportsRoot = open({ path: reportsStorePath(dataDir), maxDbs: 4, readOnly: true });
   try {
-    return read(new ModelReader(root, modelRoot, env));
+    return read(new ModelReader(root, modelRoot, reportsRoot, env));
   } finally {
-    await Promise.all([root.close(), modelRoot.close()]);
+    await Promise.all([root.close(), modelRoot.close(), reportsRoot.close()]);
   }
 }
 

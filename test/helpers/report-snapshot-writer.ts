@@ -11,6 +11,6 @@ const store = new Store({ ...DEFAULT_CONFIG.store, dataDir: process.argv[2]! });
 const snapshots = [reportSnapshotOf(1000), reportSnapshotOf(2000)].map((s) => ({ position: s.position, encoded: encodeReportSnapshot(s) }));
 for (let n = 0; ; n++) {
   const { position, encoded } = snapshots[n % 2]!;
-  transactionSyncRetried(store.modelRoot, () => putReportSnapshot(store, 'demo', position, encoded));
+  transactionSyncRetried(store.reportsRoot, () => putReportSnapshot(store, 'demo', position, encoded));
   console.log(`wrote ${position}`);
 }

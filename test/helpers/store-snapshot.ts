@@ -5,22 +5,25 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { open, type Database } from 'lmdb';
 import { lastEventSeq } from '../../src/store/event-log.ts';
-import { mainDatabaseOptions, modelStorePath, storePath } from '../../src/store/open.ts';
+import { mainDatabaseOptions, modelStorePath, reportsStorePath, storePath } from '../../src/store/open.ts';
 
-const DATABASES = ['items', 'item-index', 'index-items', 'changes', 'clients', 'meta', 'event-ids', 'event-batches', 'model-state', 'feeds', 'feed-state', 'imports', 'import-rejects'];
+const DATABASES = ['items', 'item-index', 'index-items', 'changes', 'clients', 'meta', 'event-ids', 'event-batches', 'model-state', 'report-state', 'feeds', 'feed-state', 'imports', 'import-rejects'];
 /** Databases whose values are raw bytes (event batches, model arrays): dumped as hex. */
-const BINARY_DATABASES = ['events', 'model'];
-/** The databases of the model environment (store/open.ts); the others are in the main one. */
+const BINARY_DATABASES = ['events', 'model', 'report-blobs'];
+/** The databases of the model and reports environments (store/open.ts); the others are in the main one. */
 const MODEL_DATABASES = new Set(['model', 'model-state']);
+const REPORT_DATABASES = new Set(['report-state', 'report-blobs']);
 
-/** Both environments of a data directory, read-only, and a database by name from the right one. */
+/** Every environment of a data directory, read-only, and a database by name from the right one. */
 function openReadOnly(dataDir: string) {
   const main = open({ path: storePath(dataDir), maxDbs: 16, readOnly: true });
   const model = open({ path: modelStorePath(dataDir), maxDbs: 4, readOnly: true });
+  const reports = open({ path: reportsStorePath(dataDir), maxDbs: 4, readOnly: true });
+  const rootOf = (name: string) => (MODEL_DATABASES.has(name) ? model : reports);
   return {
     // The main environment's as the service opens them (shared msgpack structures: store/open.ts).
-    db: (name: string, encoding?: 'binary') => (MODEL_DATABASES.has(name) ? model.openDB({ name, ...(encoding ? { encoding } : {}) }) : main.openDB(mainDatabaseOptions(name))) as Database,
-    close: () => Promise.all([main.close(), model.close()]),
+    db: (name: string, encoding?: 'binary') => (MODEL_DATABASES.has(name) || REPORT_DATABASES.has(name) ? rootOf(name).openDB({ name, ...(encoding ? { encoding } : {}) }) : main.openDB(mainDatabaseOptions(name))) as Database,
+    close: () => Promise.all([main.close(), model.close(), reports.close()]),
   };
 }
 
@@ -73,7 +76,8 @@ function builderCaughtUp(store: ReturnType<typeof openReadOnly>): boolean {
   }
   for (const environment of environments) {
     // The model's position and the report counters' (their own thread and position).
-    const position = Math.min((state.get([environment, 'pos', 'events']) as number | undefined) ?? 0, (state.get([environment, 'pos', 'reports']) as number | undefined) ?? 0);
+    const reportState = store.db('report-state');
+    const position = Math.min((state.get([environment, 'pos', 'events']) as number | undefined) ?? 0, (reportState.get([environment, 'pos', 'reports']) as number | undefined) ?? 0);
     if (position < lastEventSeq(log, environment)) return false;
   }
   return true;

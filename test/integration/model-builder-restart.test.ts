@@ -22,7 +22,7 @@ import { DEFAULT_CONFIG } from '../../src/config/defaults.ts';
 import type { TrackedEvent } from '../../src/domain/event.ts';
 import { EventLog } from '../../src/store/event-log.ts';
 import { decodeConsumerRecord, LEGACY_CONSUMER_KINDS } from '../../src/store/model.ts';
-import { modelStorePath, Store } from '../../src/store/open.ts';
+import { modelStorePath, reportsStorePath, Store } from '../../src/store/open.ts';
 import { tempDir } from '../helpers/server.ts';
 
 const run = promisify(execFile);
@@ -76,15 +76,23 @@ async function build(dataDir: string, pausesMs: number[]): Promise<number[]> {
   return JSON.parse(stdout) as number[];
 }
 
-/** Every key the builder writes (model and model-state), values decoded; positions included. */
+/** The builder's databases by environment folder: raw bytes, else msgpack (store/open.ts). */
+const BUILDER_DATABASES = [
+  { path: modelStorePath, name: 'model', binary: true },
+  { path: modelStorePath, name: 'model-state', binary: false },
+  { path: reportsStorePath, name: 'report-state', binary: false },
+  { path: reportsStorePath, name: 'report-blobs', binary: true },
+];
+
+/** Every key the builder writes (model, model-state, report-state, report-blobs), values decoded; positions included. */
 async function dump(dataDir: string): Promise<Map<string, unknown>> {
-  const root = open({ path: modelStorePath(dataDir), maxDbs: 4, readOnly: true });
   const out = new Map<string, unknown>();
-  for (const name of ['model', 'model-state']) {
-    const db = root.openDB({ name, encoding: name === 'model' ? 'binary' : 'msgpack' });
-    for (const { key, value } of db.getRange({})) out.set(`${name} ${JSON.stringify(key)}`, name === 'model' ? Buffer.from(value as Uint8Array).toString('hex') : value);
+  for (const { path, name, binary } of BUILDER_DATABASES) {
+    const root = open({ path: path(dataDir), maxDbs: 4, readOnly: true });
+    const db = root.openDB({ name, encoding: binary ? 'binary' : 'msgpack' });
+    for (const { key, value } of db.getRange({})) out.set(`${name} ${JSON.stringify(key)}`, binary ? Buffer.from(value as Uint8Array).toString('hex') : value);
+    await root.close();
   }
-  await root.close();
   return out;
 }
 
@@ -164,8 +172,8 @@ test("a builder started on histories and consumed sets stored apart (before the 
 test('a builder started on reports kept by the model thread (no reports position) continues them from its position: the same state as a builder whose reports had their own', { timeout: 400_000 }, async (t) => {
   const [written, kept] = await builtAndCopy(t, 'affinity-reports-');
   // The former layout: the reports were written with the model's position, and had none.
-  const root = open({ path: modelStorePath(kept), maxDbs: 4 });
-  const state = root.openDB({ name: 'model-state' });
+  const root = open({ path: reportsStorePath(kept), maxDbs: 4 });
+  const state = root.openDB({ name: 'report-state' });
   assert.equal(state.get(['demo', 'pos', 'reports']), EVENTS, 'the reports thread wrote its position');
   await state.remove(['demo', 'pos', 'reports']);
   await root.close();
@@ -174,4 +182,27 @@ test('a builder started on reports kept by the model thread (no reports position
   const got = await dump(kept);
   assert.ok([...expected.keys()].some((k) => k.includes('"repr"')), 'report rollups were written');
   assertSameState(got, expected);
+});
+
+test('a builder started on report records kept in the model environment (before the reports environment) finds them moved: the same state as a builder that wrote them there', { timeout: 400_000 }, async (t) => {
+  const [written, legacy] = await builtAndCopy(t, 'affinity-report-env-');
+  // The former layout: every report record in model-state (msgpack) and model (the snapshot's chunks), no reports folder.
+  const reports = open({ path: reportsStorePath(legacy), maxDbs: 4 });
+  const state = Array.from(reports.openDB({ name: 'report-state' }).getRange({}), ({ key, value }) => ({ key, value }));
+  const blobs = Array.from(reports.openDB<Buffer>({ name: 'report-blobs', encoding: 'binary' }).getRange({}), ({ key, value }) => ({ key, value: Buffer.from(value) }));
+  await reports.close();
+  rmSync(reportsStorePath(legacy), { recursive: true });
+  const model = open({ path: modelStorePath(legacy), maxDbs: 4 });
+  const modelState = model.openDB({ name: 'model-state' });
+  const modelBytes = model.openDB<Buffer>({ name: 'model', encoding: 'binary' });
+  await model.transaction(() => {
+    for (const { key, value } of state) if (Array.isArray(key)) modelState.put(key, value);
+    for (const { key, value } of blobs) modelBytes.put(key, value);
+  });
+  await model.close();
+  assert.ok(state.some(({ key }) => Array.isArray(key) && key[1] === 'repr') && blobs.length > 0, `${state.length} report records and ${blobs.length} snapshot chunks put back in the model environment`);
+  await build(legacy, []);
+  const got = await dump(legacy);
+  assert.ok(![...got.keys()].some((k) => /^model(-state)? \["demo","(repr|repu|repk|repsnap|click)"/.test(k) || k.startsWith('model-state ["demo","pos","reports"]')), 'no report record is left in the model environment');
+  assertSameState(got, await dump(written));
 });

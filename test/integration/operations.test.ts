@@ -71,10 +71,12 @@ describe('a server with CORS for one origin and a sampled access log', () => {
   test('GET /metrics is Prometheus text with request, event, builder, pool, model, LMDB and runtime metrics', async () => {
     assert.equal((await postEvents(server, JSON.stringify({ events: [pageVisit('m-1'), pageVisit('m-2')] }))).status, 200);
     assert.equal((await postEvents(server, JSON.stringify({ events: [{ event_type: 'purchase' }] }))).status, 400);
-    // The builder's lag histogram arrives with its next stats report after it applied the events.
-    const text = await waitFor('builder lag samples', async () => {
+    // The builder's lag histogram arrives with its next stats report after it applied the events
+    // (published: readable from its memory); its offset and applied count once its write is readable.
+    const text = await waitFor('builder lag samples and its written offset', async () => {
       const t = await (await fetch(`${server.url}/metrics`)).text();
-      return (sample(t, 'affinity_builder_lag_seconds_count') ?? 0) >= 2 ? t : undefined;
+      const written = (sample(t, 'affinity_builder_offset', { environment: 'demo' }) ?? 0) >= 1 && (sample(t, 'affinity_builder_applied_events') ?? 0) >= 2;
+      return (sample(t, 'affinity_builder_lag_seconds_count') ?? 0) >= 2 && written ? t : undefined;
     });
     const res = await fetch(`${server.url}/metrics`);
     assert.equal(res.status, 200);
@@ -147,8 +149,9 @@ describe('a server with CORS for one origin and a sampled access log', () => {
     assert.ok(snapshots.count >= 1 && snapshots.last_ms! >= 0 && snapshots.last_cpu_ms! >= 0 && snapshots.mean_cpu_ms! >= 0, JSON.stringify(snapshots));
   });
 
-  test("/health counts the builder's flushes that write only request counters (recommendations served, no event)", async () => {
-    const builderFlushes = async () => ((await (await fetch(`${server.url}/health`)).json()) as { model_builder: { flush_ms: MsSummaryWire } | null }).model_builder?.flush_ms.count ?? 0;
+  test("/health counts the report counters' flushes that write only request counters (recommendations served, no event)", async () => {
+    // The request counters are written by the report counters' thread, into the reports environment (store/open.ts).
+    const builderFlushes = async () => ((await (await fetch(`${server.url}/health`)).json()) as { model_builder: { reports_flush_ms: MsSummaryWire | null } | null }).model_builder?.reports_flush_ms?.count ?? 0;
     // Settled: no event or catalog change pending, so the next flushes are the counters'.
     let before = await builderFlushes();
     await waitFor('the builder idle', async () => {

@@ -9,7 +9,7 @@ import { open } from 'lmdb';
 import { waitFor } from '../helpers/api.ts';
 import { getToken } from '../helpers/auth.ts';
 import { sharedDataDir, startServer, type TestServer } from '../helpers/server.ts';
-import { modelStorePath } from '../../src/store/open.ts';
+import { reportsStorePath } from '../../src/store/open.ts';
 
 const today = () => new Date().toISOString().slice(0, 10);
 const recommendation = { page_type: 'home', channel: 'www', list_name: 'popular', request_id: 'r1', user_group: 'affinity' };
@@ -74,8 +74,8 @@ test('a report state snapshot that fails its checksum is said in the log and the
   await reportsReach(first, 2);
   // A stop writes the snapshot of what was applied.
   assert.equal(await first.stop(), 0);
-  const root = open({ path: modelStorePath(shared.dataDir), maxDbs: 4 });
-  const model = root.openDB({ name: 'model', encoding: 'binary' });
+  const root = open({ path: reportsStorePath(shared.dataDir), maxDbs: 4 });
+  const model = root.openDB({ name: 'report-blobs', encoding: 'binary' });
   const chunk = ['demo', 'repsnap', 'chunk', 0];
   const bytes = Buffer.from(model.getBinary(chunk)!);
   bytes[bytes.length >> 1]! ^= 0xff;

@@ -15,21 +15,21 @@ import { withModelStore } from '../../helpers/model-store.ts';
 const T = Date.UTC(2026, 0, 5, 10);
 const item = { action_item_type: 'article', action_item: 'a1' };
 
-const rollup = (store: Store, t = T) => store.modelState.get(rollupKey('demo', 'd', dayOf(t), 'builder')) as Rollup;
+const rollup = (store: Store, t = T) => store.reportState.get(rollupKey('demo', 'd', dayOf(t), 'builder')) as Rollup;
 const click = (list: string, more: Partial<TrackedEvent> = {}) =>
   ({ event_type: 'click_on_recommendation', user_id: 'u1', list_name: list, user_group: 'affinity', ...item, ...more }) as TrackedEvent;
 const purchase = (more: Partial<TrackedEvent> = {}) => ({ event_type: 'purchase', user_id: 'u1', amount: 2, purchased_price: 1.5, ...item, ...more }) as TrackedEvent;
 
 /** The counters' flush, then the snapshot when due (`final`: always), as the builder's thread runs them. */
 function flush(store: Store, reports: ReportState, position: number, final = false): boolean {
-  store.modelRoot.transactionSync(reports.prepareFlush());
+  store.reportsRoot.transactionSync(reports.prepareFlush());
   const snapshot = reports.prepareSnapshot(position, final);
-  if (snapshot) store.modelRoot.transactionSync(snapshot);
+  if (snapshot) store.reportsRoot.transactionSync(snapshot);
   return snapshot !== undefined;
 }
 
 /** Every stored record of the report counters but the snapshot's: what a replay must leave as it was. */
-const counters = (store: Store) => [...store.modelState.getRange({ start: ['demo'], end: ['demo\u0000'] })].filter(({ key }) => (key as string[])[1] !== 'repsnap');
+const counters = (store: Store) => [...store.reportState.getRange({ start: ['demo'], end: ['demo\u0000'] })].filter(({ key }) => (key as string[])[1] !== 'repsnap');
 
 test('a click repeated is kept as its latest in the snapshot, no record of its own, and a purchase after a restart is attributed to it', async () => {
   await withModelStore((store) => {
@@ -38,8 +38,8 @@ test('a click repeated is kept as its latest in the snapshot, no record of its o
     reports.apply(T + 1000, click('popular'));
     // A fresh state snapshots at its first flush.
     assert.equal(flush(store, reports, 2), true);
-    assert.equal(store.modelState.get(['demo', 'click', 'u1', 'article\u0000a1']), undefined);
-    assert.equal(store.modelState.get(unitKey('demo', dayOf(T), 'affinity', 'u1')), undefined);
+    assert.equal(store.reportState.get(['demo', 'click', 'u1', 'article\u0000a1']), undefined);
+    assert.equal(store.reportState.get(unitKey('demo', dayOf(T), 'affinity', 'u1')), undefined);
     const restarted = new ReportState(store, 'demo', 3600, 2);
     assert.equal(restarted.resumeFrom, 2);
     assert.equal(restarted.problem, undefined);
@@ -92,9 +92,9 @@ test('a snapshot that fails its checksum is not used: the problem is said and th
     reports.apply(T, click('popular'), 5);
     flush(store, reports, 1, true);
     const chunk = ['demo', 'repsnap', 'chunk', 0];
-    const bytes = Buffer.from(store.model.getBinary(chunk)!);
+    const bytes = Buffer.from(store.reportBlobs.getBinary(chunk)!);
     bytes[bytes.length - 1]! ^= 0xff;
-    store.model.putSync(chunk, bytes);
+    store.reportBlobs.putSync(chunk, bytes);
     const before = counters(store);
     const restarted = new ReportState(store, 'demo', 3600, 1);
     assert.match(restarted.problem ?? '', /report state snapshot at position 1 fails its checksum/);
@@ -106,7 +106,7 @@ test('a snapshot that fails its checksum is not used: the problem is said and th
     flush(store, restarted, 2, true);
     assert.deepEqual(rollup(store)['list_name\u0000popular'], { clicks: 1, conversions: 1, purchase: 1, revenue: 3 });
     // The clicked items' chunks were written with the snapshot: the replay does not count the click again.
-    assert.equal(copyU32(store.modelState.get(clickedCountsKey('demo', dayOf(T), 0)) as Uint8Array)[5], 1);
+    assert.equal(copyU32(store.reportState.get(clickedCountsKey('demo', dayOf(T), 0)) as Uint8Array)[5], 1);
     // The snapshot written since is whole again.
     assert.equal(new ReportState(store, 'demo', 3600, 2).problem, undefined);
   });
@@ -114,8 +114,8 @@ test('a snapshot that fails its checksum is not used: the problem is said and th
 
 test('a store written before snapshots (a record per click, no snapshot) resumes at its position and attributes from the records', async () => {
   await withModelStore((store) => {
-    store.modelState.putSync(['demo', 'click', 'u1', 'article\u0000a1'], { t: T, list_name: 'popular', user_group: 'affinity' });
-    store.modelState.putSync(['demo', 'pos', 'reports'], 7);
+    store.reportState.putSync(['demo', 'click', 'u1', 'article\u0000a1'], { t: T, list_name: 'popular', user_group: 'affinity' });
+    store.reportState.putSync(['demo', 'pos', 'reports'], 7);
     const reports = new ReportState(store, 'demo', 3600, 7);
     assert.deepEqual([reports.resumeFrom, reports.problem], [7, undefined]);
     reports.apply(T + 1000, purchase());
@@ -131,9 +131,9 @@ test('a snapshot drops clicks past the attribution window and writes the units o
     const later = T + 3 * 86_400_000;
     reports.apply(later, { event_type: 'page_visit', user_id: 'u9' } as TrackedEvent);
     flush(store, reports, 2, true);
-    assert.deepEqual(store.modelState.get(unitKey('demo', dayOf(T), 'affinity', 'u1')), [0, 0]);
+    assert.deepEqual(store.reportState.get(unitKey('demo', dayOf(T), 'affinity', 'u1')), [0, 0]);
     // The click is past the window: a purchase now is not attributed, and nothing was written of it.
-    assert.equal(store.modelState.get(['demo', 'click', 'u1', 'article\u0000a1']), undefined);
+    assert.equal(store.reportState.get(['demo', 'click', 'u1', 'article\u0000a1']), undefined);
     const restarted = new ReportState(store, 'demo', 3600, 2);
     restarted.apply(later + 1000, purchase());
     // An impression on the old day (a clock stepped back) finds its unit: not a new user.
@@ -149,9 +149,9 @@ test('units dropped from memory are written a record each only when their record
   await withModelStore((store) => {
     const day = dayOf(T);
     // Records from before snapshots: u1 read and left as it is, u2 read and changed by a purchase.
-    store.modelState.putSync(unitKey('demo', day, 'affinity', 'u1'), [0, 0]);
-    store.modelState.putSync(unitKey('demo', day, 'affinity', 'u2'), [0, 0]);
-    store.modelState.putSync(['demo', 'click', 'u2', 'article\u0000a1'], { t: T, list_name: 'popular', user_group: 'affinity' });
+    store.reportState.putSync(unitKey('demo', day, 'affinity', 'u1'), [0, 0]);
+    store.reportState.putSync(unitKey('demo', day, 'affinity', 'u2'), [0, 0]);
+    store.reportState.putSync(['demo', 'click', 'u2', 'article\u0000a1'], { t: T, list_name: 'popular', user_group: 'affinity' });
     const reports = new ReportState(store, 'demo', 3600, 5);
     const impression = (user: string) => ({ event_type: 'impression', user_id: user, user_group: 'affinity', list_name: 'popular', ...item }) as TrackedEvent;
     reports.apply(T, impression('u1'));
@@ -159,12 +159,12 @@ test('units dropped from memory are written a record each only when their record
     reports.apply(T + 1, purchase({ user_id: 'u2' }));
     reports.apply(T + 2, impression('u3'));
     // Behind the state's back: had u1's unit been written again, this would be undone.
-    store.modelState.putSync(unitKey('demo', day, 'affinity', 'u1'), [7, 1]);
+    store.reportState.putSync(unitKey('demo', day, 'affinity', 'u1'), [7, 1]);
     reports.apply(T + 3 * 86_400_000, { event_type: 'page_visit', user_id: 'u9' } as TrackedEvent);
     flush(store, reports, 10, true);
-    assert.deepEqual(store.modelState.get(unitKey('demo', day, 'affinity', 'u1')), [7, 1]);
-    assert.deepEqual(store.modelState.get(unitKey('demo', day, 'affinity', 'u2')), [3, 1]);
-    assert.deepEqual(store.modelState.get(unitKey('demo', day, 'affinity', 'u3')), [0, 0]);
+    assert.deepEqual(store.reportState.get(unitKey('demo', day, 'affinity', 'u1')), [7, 1]);
+    assert.deepEqual(store.reportState.get(unitKey('demo', day, 'affinity', 'u2')), [3, 1]);
+    assert.deepEqual(store.reportState.get(unitKey('demo', day, 'affinity', 'u3')), [0, 0]);
     // Counted as users once: u3 only (u1 and u2 had records).
     assert.equal(rollup(store)['user_group\u0000affinity']!.users, 1);
   });
@@ -177,8 +177,8 @@ test('past 250,000 clicks a snapshot writes the oldest a record each and keeps t
     for (let i = 0; i < n; i++) reports.apply(T + i, click('popular', { user_id: `u${i}`, user_group: undefined, action_item: `a${i % 7}` }));
     // Over the bound: due at once, not a minute later.
     assert.equal(flush(store, reports, n), true);
-    assert.ok(store.modelState.get(['demo', 'click', 'u0', 'article\u0000a0']), 'the oldest click is written a record');
-    assert.equal(store.modelState.get(['demo', 'click', `u${n - 1}`, `article\u0000a${(n - 1) % 7}`]), undefined);
+    assert.ok(store.reportState.get(['demo', 'click', 'u0', 'article\u0000a0']), 'the oldest click is written a record');
+    assert.equal(store.reportState.get(['demo', 'click', `u${n - 1}`, `article\u0000a${(n - 1) % 7}`]), undefined);
     const restarted = new ReportState(store, 'demo', 3600, n);
     restarted.apply(T + n, purchase({ user_id: 'u0', action_item: 'a0' }));
     restarted.apply(T + n, purchase({ user_id: `u${n - 1}`, action_item: `a${(n - 1) % 7}` }));
@@ -192,7 +192,7 @@ test('clicked items are counted in chunks of items, and the top clicked items re
   await withModelStore((store) => {
     for (const ix of [3, 300, 301]) store.indexItems.putSync(['demo', ix], ['article', `a${ix}`]);
     const day = dayOf(T);
-    store.modelState.putSync(['demo', 'repi', day, 'clicked', 301], 5);
+    store.reportState.putSync(['demo', 'repi', day, 'clicked', 301], 5);
     const reports = new ReportState(store, 'demo', 3600);
     reports.apply(T, click('popular', { action_item: 'a3' }), 3);
     reports.apply(T, click('popular', { action_item: 'a300' }), 300);
@@ -201,8 +201,8 @@ test('clicked items are counted in chunks of items, and the top clicked items re
     assert.equal(flush(store, reports, 3), true);
     reports.apply(T + 1, click('popular', { action_item: 'a3' }), 3);
     assert.equal(flush(store, reports, 4), false);
-    assert.equal(copyU32(store.modelState.get(clickedCountsKey('demo', day, 0)) as Uint8Array)[3], 1);
-    assert.equal(copyU32(store.modelState.get(clickedCountsKey('demo', day, 1)) as Uint8Array)[300 - 256], 2);
+    assert.equal(copyU32(store.reportState.get(clickedCountsKey('demo', day, 0)) as Uint8Array)[3], 1);
+    assert.equal(copyU32(store.reportState.get(clickedCountsKey('demo', day, 1)) as Uint8Array)[300 - 256], 2);
     // After a restart the click after the snapshot is counted again from the log, once.
     const restarted = new ReportState(store, 'demo', 3600, 4);
     restarted.apply(T + 1, click('popular', { action_item: 'a3' }), 3);
@@ -219,11 +219,11 @@ test('counts stay exact across a flush that drops the slot registry (over 10,000
     const reports = new ReportState(store, 'demo', 3600);
     const impression = (list: string) => reports.apply(T, { event_type: 'impression', list_name: list, ...item } as TrackedEvent);
     for (let i = 0; i < 12_000; i++) impression(`list${i}`);
-    store.modelRoot.transactionSync(reports.prepareFlush());
+    store.reportsRoot.transactionSync(reports.prepareFlush());
     impression('list5');
     impression('fresh');
     impression('fresh');
-    store.modelRoot.transactionSync(reports.prepareFlush());
+    store.reportsRoot.transactionSync(reports.prepareFlush());
     const counts = rollup(store);
     assert.deepEqual(counts['list_name\u0000list5'], { impressions: 2 });
     assert.deepEqual(counts['list_name\u0000list11999'], { impressions: 1 });

@@ -36,7 +36,7 @@ async function withStore(run: (store: Store) => Promise<void>): Promise<void> {
 function countingInto(store: Store) {
   const writer = new RequestCountsWriter(store);
   const counter = new RequestCounter((counts) => writer.add(counts));
-  const write = (chunks?: number) => store.modelRoot.transactionSync(writer.prepareFlush(chunks));
+  const write = (chunks?: number) => store.reportsRoot.transactionSync(writer.prepareFlush(chunks));
   return {
     counter,
     writer,
@@ -60,7 +60,7 @@ async function nameItems(store: Store, ixs: number[]): Promise<void> {
 
 function storedRecords(store: Store, kind: 'repn' | 'repc'): Array<{ key: unknown[]; bytes: number }> {
   const out = [];
-  for (const { key, value } of store.modelState.getRange({ start: ['demo', kind], end: ['demo', `${kind}\uffff`] })) {
+  for (const { key, value } of store.reportState.getRange({ start: ['demo', kind], end: ['demo', `${kind}\uffff`] })) {
     out.push({ key: key as unknown[], bytes: (value as Uint8Array).length });
   }
   return out;
@@ -114,9 +114,9 @@ test('whole-day records written before the chunks are still read, added to the c
     const legacyBits = new Uint8Array(Math.ceil((COUNT_CHUNK_ITEMS + 10) / 32) * 4);
     legacyBits[0] = 1 << 3;
     legacyBits[(COUNT_CHUNK_ITEMS + 9) >> 3] = 1 << ((COUNT_CHUNK_ITEMS + 9) & 7);
-    await store.modelRoot.transaction(() => {
-      store.modelState.put(['demo', 'repn', DAY], Buffer.from(legacyCounts.buffer));
-      store.modelState.put(['demo', 'repc', DAY], Buffer.from(legacyBits));
+    await store.reportsRoot.transaction(() => {
+      store.reportState.put(['demo', 'repn', DAY], Buffer.from(legacyCounts.buffer));
+      store.reportState.put(['demo', 'repc', DAY], Buffer.from(legacyBits));
     });
     const { counter, close } = countingInto(store);
     counter.recommended('demo', NOW, [7, 3]);
