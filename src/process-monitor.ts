@@ -3,12 +3,12 @@
  * The process's own vital signs for /health (and the soak bench): event-loop delay of the main
  * thread over the last completed window, and memory (resident anonymous memory from
  * /proc/self/status on Linux — what grows when the process leaks, unlike RSS, which also counts
- * LMDB's file-backed pages — and the main thread's V8 heap), and the garbage-collection pauses of
- * every thread (metrics/gc-pauses.ts). Owns one histogram, one timer and the pause counts.
+ * LMDB's file-backed pages — and the V8 heaps of every thread by kind), and the garbage-collection
+ * pauses of every thread (metrics/gc-pauses.ts). Owns one histogram, one timer and the pause counts.
  */
 import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
-import { GcPauses, type GcPauseSummary, type GcThread } from './metrics/gc-pauses.ts';
+import { GcPauses, type GcPauseSummary, type GcThread, type HeapSize } from './metrics/gc-pauses.ts';
 
 /** Length of one event-loop delay window. */
 const WINDOW_MS = 10_000;
@@ -29,6 +29,8 @@ export interface ProcessStats {
   eventLoopDelay: EventLoopDelay;
   /** Since start, by thread kind. */
   gcPauses: Record<GcThread, GcPauseSummary>;
+  /** V8 heaps by thread kind, summed over its threads (workers' as of their last post, within seconds). */
+  heaps: Record<GcThread, HeapSize & { threads: number }>;
 }
 
 function rssAnonBytes(): number | undefined {
@@ -66,7 +68,13 @@ export class ProcessMonitor {
       externalBytes: memory.external,
       eventLoopDelay: this.#last,
       gcPauses: this.#gcPauses.summary(),
+      heaps: this.heaps(),
     };
+  }
+
+  /** V8 heaps by thread kind (for /metrics, without the rest of stats()). */
+  heaps(): ProcessStats['heaps'] {
+    return this.#gcPauses.heaps();
   }
 
   close(): void {

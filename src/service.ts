@@ -131,6 +131,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
       logEnd: (environment) => eventLog.endOf(environment),
       trainer: () => t.stats,
       poolQueueDepth: () => p.queueDepth,
+      heaps: () => monitor!.heaps(),
       dataDir: config.store.dataDir,
       feeds: () =>
         listFeeds(store).map((f) => {

@@ -6,10 +6,14 @@
  * and counts everything per thread kind for /health. Issue 11 asks for no pause
  * over 5 ms on the serving threads (main, ranking workers), and --trace-gc names a thread only by
  * its isolate's address: the bench had to guess which isolates served by how often they
- * scavenged, and at 1,000,000 items it may have counted the builder's 932 ms.
+ * scavenged, and at 1,000,000 items it may have counted the builder's 932 ms. With each post goes
+ * the thread's V8 heap after the collection, so /health can say which threads hold the process's
+ * anonymous memory: under a sustained load it passed 600 MB in a minute, the main thread's heap
+ * (the only one shown before) 25 MB of it.
  */
 import { PerformanceObserver } from 'node:perf_hooks';
-import { BroadcastChannel } from 'node:worker_threads';
+import { getHeapStatistics } from 'node:v8';
+import { BroadcastChannel, threadId } from 'node:worker_threads';
 
 export const GC_THREADS = ['main', 'ranking', 'builder', 'trainer', 'ingest'] as const;
 export type GcThread = (typeof GC_THREADS)[number];
@@ -19,10 +23,26 @@ export const GC_BUCKETS_MS = [1, 2, 5, 10, 20, 50, 100, 250, 1000];
 /** The first bucket of the pauses longer than 5 ms. */
 export const OVER_5_MS_BUCKET = GC_BUCKETS_MS.indexOf(5) + 1;
 const CHANNEL = 'affinity:gc-pauses';
+/** A worker posts its heap at least this often, collecting or not; one not heard from for HEAP_STALE_MS has exited. */
+const HEAP_POST_MS = 10_000;
+const HEAP_STALE_MS = 3 * HEAP_POST_MS;
+
+/** A thread's V8 heap: bytes in use, and bytes the heap holds from the system (what RSS sees). */
+export interface HeapSize {
+  usedBytes: number;
+  totalBytes: number;
+}
 
 interface PauseMessage {
   thread: GcThread;
+  threadId: number;
   ms: number[];
+  heap: HeapSize;
+}
+
+function heapSize(): HeapSize {
+  const h = getHeapStatistics();
+  return { usedBytes: h.used_heap_size, totalBytes: h.total_heap_size };
 }
 
 function observe(onPauses: (ms: number[]) => void): PerformanceObserver {
@@ -40,7 +60,12 @@ export function reportGcPauses(thread: Exclude<GcThread, 'main'>): void {
   const channel = new BroadcastChannel(CHANNEL);
   // Never what keeps a thread alive.
   channel.unref();
-  observe((ms) => channel.postMessage({ thread, ms } satisfies PauseMessage));
+  const post = (ms: number[]) => channel.postMessage({ thread, threadId, ms, heap: heapSize() } satisfies PauseMessage);
+  // Its heap from the start, after each collection, and every HEAP_POST_MS: the main thread tells
+  // a thread that exited (crashed, restarted, or retired by the pool) by its silence.
+  post([]);
+  observe(post);
+  setInterval(() => post([]), HEAP_POST_MS).unref();
 }
 
 export interface GcPauseSummary {
@@ -57,16 +82,37 @@ export class GcPauses {
   readonly #byThread = new Map<GcThread, { buckets: Float64Array; count: number; maxMs: number }>(
     GC_THREADS.map((t) => [t, { buckets: new Float64Array(GC_BUCKETS_MS.length + 1), count: 0, maxMs: 0 }]),
   );
+  /** Each worker thread's heap as of its last post, by thread id (a restarted worker is a new id). */
+  readonly #heaps = new Map<number, { thread: GcThread; heap: HeapSize; at: number }>();
   readonly #observer: PerformanceObserver;
   readonly #channel = new BroadcastChannel(CHANNEL);
 
   constructor() {
     this.#observer = observe((ms) => this.#record('main', ms));
     this.#channel.onmessage = (event) => {
-      const { thread, ms } = (event as { data: PauseMessage }).data;
-      if (this.#byThread.has(thread)) this.#record(thread, ms);
+      const { thread, threadId: id, ms, heap } = (event as { data: PauseMessage }).data;
+      if (!this.#byThread.has(thread)) return;
+      this.#record(thread, ms);
+      this.#heaps.set(id, { thread, heap, at: Date.now() });
     };
     this.#channel.unref();
+  }
+
+  /** The V8 heaps by thread kind (the main thread's now, the workers' as of their last collection), summed over the threads of a kind. */
+  heaps(): Record<GcThread, HeapSize & { threads: number }> {
+    const out = Object.fromEntries(GC_THREADS.map((t) => [t, { usedBytes: 0, totalBytes: 0, threads: 0 }])) as Record<GcThread, HeapSize & { threads: number }>;
+    const add = (thread: GcThread, heap: HeapSize) => {
+      out[thread].usedBytes += heap.usedBytes;
+      out[thread].totalBytes += heap.totalBytes;
+      out[thread].threads++;
+    };
+    add('main', heapSize());
+    const now = Date.now();
+    for (const [id, { thread, heap, at }] of this.#heaps) {
+      if (now - at > HEAP_STALE_MS) this.#heaps.delete(id);
+      else add(thread, heap);
+    }
+    return out;
   }
 
   #record(thread: GcThread, pauses: readonly number[]): void {

@@ -30,6 +30,8 @@ export interface MetricSources {
   /** The event log's end (seq of the newest event) of an environment. */
   logEnd?: (environment: string) => number;
   poolQueueDepth?: () => number;
+  /** V8 heaps by thread kind (process-monitor.ts). */
+  heaps?: () => Record<string, { usedBytes: number; totalBytes: number }>;
   dataDir?: string;
   feeds?: () => Array<{ environment: string; feedId: string; polls: number; outcome?: string; consecutiveFailures: number; entriesRejected: number }>;
   imports?: () => Array<{ environment: string; state: string }>;
@@ -190,6 +192,20 @@ export class ServiceMetrics {
       collect() {
         const depth = sources().poolQueueDepth?.();
         if (depth !== undefined) this.set(depth);
+      },
+    });
+    new Gauge({
+      name: 'affinity_thread_heap_bytes',
+      help: 'V8 heap bytes by thread kind (summed over its threads; workers as of their last collection or within 10 s): in use (state "used"), held from the system ("total")',
+      labelNames: ['thread', 'state'],
+      registers,
+      collect() {
+        const heaps = sources().heaps?.();
+        if (!heaps) return;
+        for (const [thread, h] of Object.entries(heaps)) {
+          this.set({ thread, state: 'used' }, h.usedBytes);
+          this.set({ thread, state: 'total' }, h.totalBytes);
+        }
       },
     });
     new Gauge({

@@ -1,4 +1,4 @@
-// /health process.gc_pauses (issue 11: GC pauses on the serving threads, by thread): every thread
+// /health process.gc_pauses (issue 11: GC pauses on the serving threads, by thread) and process.heaps: every thread
 // reports its own collections (perf_hooks 'gc' entries) to the main thread under its kind. The
 // service runs with a 1 MB young generation (a V8 flag, so every thread's) so that a few hundred
 // requests make each thread that does the work collect: the main thread, the ranking worker and
@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GC_BUCKETS_MS, OVER_5_MS_BUCKET } from '../../src/metrics/gc-pauses.ts';
+import { waitFor } from '../helpers/api.ts';
 import { getToken } from '../helpers/auth.ts';
 import { startServer } from '../helpers/server.ts';
 
@@ -50,4 +51,24 @@ test('GC pauses of the main thread, the ranking worker and the builder reach /he
     assert.ok(p.max_ms > 0, `${thread}: the longest pause is kept`);
   }
   for (const thread of ['trainer', 'ingest'] as const) assert.equal(seen[thread].buckets.length, GC_BUCKETS_MS.length + 1, `${thread} is reported too`);
+});
+
+test("every thread's V8 heap reaches /health and /metrics under its kind: the builder's two threads (model and report counters) summed", async (t) => {
+  const server = await startServer();
+  t.after(() => server.close());
+  type Heaps = Record<'main' | 'ranking' | 'builder' | 'trainer' | 'ingest', { used_bytes: number; total_bytes: number; threads: number }>;
+  // Each worker posts its heap as it starts: every thread is counted once the service is ready.
+  const heaps = await waitFor('every thread heard from', async () => {
+    const h = ((await (await fetch(`${server.url}/health`)).json()) as { process: { heaps: Heaps } }).process.heaps;
+    return h.builder.threads === 2 && h.ranking.threads >= 1 && h.trainer.threads === 1 && h.ingest.threads === 1 ? h : undefined;
+  });
+  assert.equal(heaps.main.threads, 1);
+  for (const [thread, h] of Object.entries(heaps)) {
+    assert.ok(h.used_bytes > 1e6 && h.total_bytes >= h.used_bytes, `${thread}: ${JSON.stringify(h)}`);
+  }
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  for (const thread of ['main', 'ranking', 'builder', 'trainer', 'ingest']) {
+    const used = new RegExp(`^affinity_thread_heap_bytes\\{thread="${thread}",state="used"\\} (\\d+)$`, 'm').exec(text);
+    assert.ok(used && Number(used[1]) > 1e6, `${thread} in /metrics`);
+  }
 });
