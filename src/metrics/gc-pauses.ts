@@ -27,10 +27,15 @@ const CHANNEL = 'affinity:gc-pauses';
 const HEAP_POST_MS = 10_000;
 const HEAP_STALE_MS = 3 * HEAP_POST_MS;
 
-/** A thread's V8 heap: bytes in use, and bytes the heap holds from the system (what RSS sees). */
+/**
+ * A thread's V8 heap: bytes in use, and bytes the heap holds from the system (what RSS sees); and
+ * the external memory its objects own (array buffers, WASM memory: outside the heap; a shared
+ * buffer counts in every thread that holds it).
+ */
 export interface HeapSize {
   usedBytes: number;
   totalBytes: number;
+  externalBytes: number;
 }
 
 interface PauseMessage {
@@ -42,7 +47,7 @@ interface PauseMessage {
 
 function heapSize(): HeapSize {
   const h = getHeapStatistics();
-  return { usedBytes: h.used_heap_size, totalBytes: h.total_heap_size };
+  return { usedBytes: h.used_heap_size, totalBytes: h.total_heap_size, externalBytes: h.external_memory };
 }
 
 function observe(onPauses: (ms: number[]) => void): PerformanceObserver {
@@ -100,10 +105,11 @@ export class GcPauses {
 
   /** The V8 heaps by thread kind (the main thread's now, the workers' as of their last collection), summed over the threads of a kind. */
   heaps(): Record<GcThread, HeapSize & { threads: number }> {
-    const out = Object.fromEntries(GC_THREADS.map((t) => [t, { usedBytes: 0, totalBytes: 0, threads: 0 }])) as Record<GcThread, HeapSize & { threads: number }>;
+    const out = Object.fromEntries(GC_THREADS.map((t) => [t, { usedBytes: 0, totalBytes: 0, externalBytes: 0, threads: 0 }])) as Record<GcThread, HeapSize & { threads: number }>;
     const add = (thread: GcThread, heap: HeapSize) => {
       out[thread].usedBytes += heap.usedBytes;
       out[thread].totalBytes += heap.totalBytes;
+      out[thread].externalBytes += heap.externalBytes;
       out[thread].threads++;
     };
     add('main', heapSize());

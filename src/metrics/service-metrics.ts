@@ -31,7 +31,7 @@ export interface MetricSources {
   logEnd?: (environment: string) => number;
   poolQueueDepth?: () => number;
   /** V8 heaps by thread kind (process-monitor.ts). */
-  heaps?: () => Record<string, { usedBytes: number; totalBytes: number }>;
+  heaps?: () => Record<string, { usedBytes: number; totalBytes: number; externalBytes: number }>;
   dataDir?: string;
   feeds?: () => Array<{ environment: string; feedId: string; polls: number; outcome?: string; consecutiveFailures: number; entriesRejected: number }>;
   imports?: () => Array<{ environment: string; state: string }>;
@@ -196,7 +196,7 @@ export class ServiceMetrics {
     });
     new Gauge({
       name: 'affinity_thread_heap_bytes',
-      help: 'V8 heap bytes by thread kind (summed over its threads; workers as of their last collection or within 10 s): in use (state "used"), held from the system ("total")',
+      help: 'V8 heap bytes by thread kind (summed over its threads; workers as of their last collection or within 10 s): in use (state "used"), held from the system ("total"), and the external memory its objects own ("external": array buffers, WASM memory)',
       labelNames: ['thread', 'state'],
       registers,
       collect() {
@@ -205,6 +205,7 @@ export class ServiceMetrics {
         for (const [thread, h] of Object.entries(heaps)) {
           this.set({ thread, state: 'used' }, h.usedBytes);
           this.set({ thread, state: 'total' }, h.totalBytes);
+          this.set({ thread, state: 'external' }, h.externalBytes);
         }
       },
     });

@@ -56,7 +56,7 @@ test('GC pauses of the main thread, the ranking worker and the builder reach /he
 test("every thread's V8 heap reaches /health and /metrics under its kind: the builder's two threads (model and report counters) summed", async (t) => {
   const server = await startServer();
   t.after(() => server.close());
-  type Heaps = Record<'main' | 'ranking' | 'builder' | 'trainer' | 'ingest', { used_bytes: number; total_bytes: number; threads: number }>;
+  type Heaps = Record<'main' | 'ranking' | 'builder' | 'trainer' | 'ingest', { used_bytes: number; total_bytes: number; external_bytes: number; threads: number }>;
   // Each worker posts its heap as it starts: every thread is counted once the service is ready.
   const heaps = await waitFor('every thread heard from', async () => {
     const h = ((await (await fetch(`${server.url}/health`)).json()) as { process: { heaps: Heaps } }).process.heaps;
@@ -64,7 +64,7 @@ test("every thread's V8 heap reaches /health and /metrics under its kind: the bu
   });
   assert.equal(heaps.main.threads, 1);
   for (const [thread, h] of Object.entries(heaps)) {
-    assert.ok(h.used_bytes > 1e6 && h.total_bytes >= h.used_bytes, `${thread}: ${JSON.stringify(h)}`);
+    assert.ok(h.used_bytes > 1e6 && h.total_bytes >= h.used_bytes && h.external_bytes > 0, `${thread}: ${JSON.stringify(h)}`);
   }
   const text = await (await fetch(`${server.url}/metrics`)).text();
   for (const thread of ['main', 'ranking', 'builder', 'trainer', 'ingest']) {

@@ -31,9 +31,10 @@ function processToWire(monitor: ProcessMonitor) {
     gc_pauses: Object.fromEntries(
       Object.entries(s.gcPauses).map(([thread, p]) => [thread, { count: p.count, over_5ms: p.over5Ms, max_ms: p.maxMs, buckets: p.buckets }]),
     ),
-    // Per thread kind: the V8 heaps' bytes in use and held, summed over its threads (workers' as of their last collection or within 10 s).
+    // Per thread kind: the V8 heaps' bytes in use and held, and the external memory their objects
+    // own, summed over its threads (workers' as of their last collection or within 10 s).
     heaps: Object.fromEntries(
-      Object.entries(s.heaps).map(([thread, h]) => [thread, { used_bytes: h.usedBytes, total_bytes: h.totalBytes, threads: h.threads }]),
+      Object.entries(s.heaps).map(([thread, h]) => [thread, { used_bytes: h.usedBytes, total_bytes: h.totalBytes, external_bytes: h.externalBytes, threads: h.threads }]),
     ),
     // false: the prebuilt module, whose free-list bug can fail a commit or abort the process
     // (store/lmdb-build.ts). Not its path: /health answers anyone; the start's warning names it.
