@@ -286,7 +286,7 @@ function ingest(): number {
         const e = batch[i]!;
         times[n] = t;
         events[n] = e;
-        types[n] = usableItemType(config, e, skipped);
+        types[n] = model.usesItemIndex?.(e) === false ? undefined : usableItemType(config, e, skipped);
         ids[n] = e.action_item as string;
       }
       positions[environment] = first + i - 1;

@@ -68,6 +68,11 @@ export interface EventConsumer {
   publish?(changedRows: number[]): void;
   /** The last flush's commit is readable by every thread (what it wrote may be dropped from memory). */
   flushReadable?(): void;
+  /**
+   * Whether `apply` uses the action item's index of an event like `e` (absent: every event's);
+   * the worker looks indices up only for those.
+   */
+  usesItemIndex?(e: TrackedEvent): boolean;
 }
 
 export class EnvironmentModel implements EventConsumer {
