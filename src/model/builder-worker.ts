@@ -21,7 +21,7 @@ import { Catalog } from '../store/catalog.ts';
 import { EventLog } from '../store/event-log.ts';
 import type { TrackedEvent } from '../domain/event.ts';
 import { CHANGES_POSITION_KEY, eventsPositionKey, reportsPositionKey } from '../store/model.ts';
-import { hasEventRollups } from '../store/report-keys.ts';
+import { hasEventRollups, moveReportRecords } from '../store/report-keys.ts';
 import { onStoreChange, signalStoreChange } from '../store/change-signal.ts';
 import { Store } from '../store/open.ts';
 import { EnvironmentModel, usableItemType, type EventConsumer, type SkipCounts } from './environment-model.ts';
@@ -188,7 +188,10 @@ const written: Record<string, number> = {};
 const newestApplied: Record<string, number> = {};
 const newestWritten: Record<string, number> = {};
 for (const [environment, config] of Object.entries(data.environments)) {
-  if (!reportsRole) migrateConsumerRecords(store, environment);
+  if (!reportsRole) {
+    migrateConsumerRecords(store, environment);
+    moveReportRecords(store, environment);
+  }
   const stored = (stateDb.get(positionKey(environment)) as number | undefined) ?? 0;
   // Rows a builder that died left in the shared memory are dropped (CooccurrenceState): this one replays their events.
   const live = data.liveRows?.[environment];

@@ -54,14 +54,6 @@ const MODEL_STATE_DB = { name: 'model-state' } as const;
 const REPORT_STATE_DB = { name: 'report-state' } as const;
 const REPORT_BLOBS_DB = { name: 'report-blobs', encoding: 'binary' } as const;
 
-/** The second element of the report records' keys ([env, kind, ...]: store/report-keys.ts, model/reports.ts). */
-const REPORT_KINDS = new Set(['repr', 'repu', 'repk', 'repi', 'repn', 'repc', 'replat', 'repsnap', 'click']);
-/** reportState's record of the move out of `model/`: REPORTS_COPIED once copied, then REPORTS_MOVED once removed there. */
-export const REPORTS_MOVE_KEY = 'moved from model';
-export const REPORTS_COPIED = 1;
-const REPORTS_MOVED = 2;
-
-const isReportKey = (key: unknown): boolean => Array.isArray(key) && (REPORT_KINDS.has(key[1]) || (key[1] === 'pos' && key[2] === 'reports'));
 
 /**
  * Data directories written before the split kept the model databases in `db/`: they move to
@@ -84,41 +76,6 @@ function moveModelDatabases(root: RootDatabase, modelRoot: RootDatabase, model: 
   }
   oldModel?.dropSync();
   oldState?.dropSync();
-}
-
-/**
- * Data directories written before the reports environment kept the report records in `model/`:
- * they are copied to `reports/` in one transaction there (with the note that they were), then
- * removed from `model/` (a start that finds the note but not the removal's does it again). Once,
- * on the first start after the change: two scans of model-state's keys (0.7 s beside 500,000 device links).
- */
-function moveReportRecords(modelRoot: RootDatabase, model: Database<Buffer>, modelState: Database, reportsRoot: RootDatabase, reportState: Database, reportBlobs: Database<Buffer>): void {
-  const done = reportState.get(REPORTS_MOVE_KEY) as number | undefined;
-  if (done === REPORTS_MOVED) return;
-  const stateKeys = () => Array.from(modelState.getKeys()).filter(isReportKey);
-  const blobKeys = () => Array.from(model.getKeys()).filter(isReportKey);
-  if (done !== REPORTS_COPIED) {
-    reportsRoot.transactionSync(() => {
-      // Read again under the write lock: another process may have moved them meanwhile.
-      if (reportState.get(REPORTS_MOVE_KEY) !== undefined) return;
-      for (const key of stateKeys()) reportState.put(key, modelState.get(key));
-      for (const key of blobKeys()) reportBlobs.put(key, model.getBinary(key)!);
-      reportState.put(REPORTS_MOVE_KEY, REPORTS_COPIED);
-    });
-  }
-  const leftState = stateKeys();
-  const leftBlobs = blobKeys();
-  if (leftState.length + leftBlobs.length > 0) {
-    modelRoot.transactionSync(() => {
-      for (const key of leftState) modelState.remove(key);
-      for (const key of leftBlobs) model.remove(key);
-    });
-  }
-  // A block, not an arrow returning put's promise: transactionSync would wait for that promise
-  // before committing, and run the writes made meanwhile inside this transaction.
-  reportsRoot.transactionSync(() => {
-    reportState.put(REPORTS_MOVE_KEY, REPORTS_MOVED);
-  });
 }
 
 export class Store {
@@ -194,7 +151,6 @@ export class Store {
     this.reportsRoot = open({ path: reportsPath, mapSize: config.mapSizeBytes, maxDbs: 4 });
     this.reportState = this.reportsRoot.openDB(REPORT_STATE_DB);
     this.reportBlobs = this.reportsRoot.openDB(REPORT_BLOBS_DB);
-    moveReportRecords(this.modelRoot, this.model, this.modelState, this.reportsRoot, this.reportState, this.reportBlobs);
   }
 
   /**

@@ -29,6 +29,9 @@
  * Dimensions: list_name, user_group, channel, page_type, and event_type (metric `events`, the intake).
  */
 import type { Database, Key } from 'lmdb';
+import { transactionSyncRetried } from './commit.ts';
+import { reportsPositionKey } from './model.ts';
+import type { Store } from './open.ts';
 
 export const rollupKey = (env: string, granularity: 'd' | 'h', period: string, writer: 'builder' | 'requests') => [env, 'repr', granularity, period, writer];
 
@@ -90,4 +93,41 @@ export function hourOf(unixMs: number): string {
     cachedHour = { start, label: new Date(start).toISOString().slice(0, 13) };
   }
   return cachedHour.label;
+}
+
+/** The kinds ([env, kind, ...]) of the report records: this table's, the clicks (model/reports.ts), the snapshot (model/report-snapshot.ts). */
+const REPORT_KINDS = ['repr', 'repu', 'repk', 'repi', 'repn', 'repc', 'replat', 'repsnap', 'click'];
+/** In reportState while an environment's report records are copied there but not yet removed from `model/`. */
+export const reportsCopiedKey = (env: string) => [env, 'copied from model'];
+
+/**
+ * Moves an environment's report records from `model/` (where they were kept before the reports
+ * environment, store/open.ts) to `reports/`: copied in one transaction there with a note, removed
+ * from `model/`, then the note removed; a start that finds the note finishes the move without
+ * copying again (the copies may have moved on). Range reads of the report kinds: nothing to move
+ * costs a few reads. The model thread runs it at start, before the report counters' thread starts
+ * (until then a report reads the records not moved yet as absent). Returns the records moved.
+ */
+export function moveReportRecords(store: Store, env: string): number {
+  const { model, modelState, reportState, reportBlobs } = store;
+  const stateKeys = REPORT_KINDS.flatMap((kind) => Array.from(modelState.getKeys({ start: [env, kind], end: [env, `${kind}\u0000`] })));
+  if (modelState.get(reportsPositionKey(env)) !== undefined) stateKeys.push(reportsPositionKey(env));
+  const blobKeys = Array.from(model.getKeys({ start: [env, 'repsnap'], end: [env, 'repsnap\u0000'] }));
+  const copied = reportState.get(reportsCopiedKey(env)) !== undefined;
+  if (stateKeys.length + blobKeys.length === 0 && !copied) return 0;
+  if (!copied) {
+    transactionSyncRetried(store.reportsRoot, () => {
+      for (const key of stateKeys) reportState.put(key, modelState.get(key));
+      for (const key of blobKeys) reportBlobs.put(key, model.getBinary(key)!);
+      reportState.put(reportsCopiedKey(env), true);
+    });
+  }
+  transactionSyncRetried(store.modelRoot, () => {
+    for (const key of stateKeys) modelState.remove(key);
+    for (const key of blobKeys) model.remove(key);
+  });
+  transactionSyncRetried(store.reportsRoot, () => {
+    reportState.remove(reportsCopiedKey(env));
+  });
+  return stateKeys.length + blobKeys.length;
 }

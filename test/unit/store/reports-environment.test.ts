@@ -1,14 +1,15 @@
 // The data directory's reports environment (store/open.ts): a directory written before it, with
-// the report records in `model/`, opens with them moved to `reports/` (msgpack records and the
-// snapshot's raw chunks), every other record of `model/` untouched; a move whose copy committed
-// but whose removal did not (a crash between the two environments' transactions) keeps the
-// reports environment's records and only removes what `model/` still holds.
+// the report records in `model/`, has them moved to `reports/` by moveReportRecords (the model
+// thread's first step: msgpack records and the snapshot's raw chunks), every other record of
+// `model/` untouched; a move whose copy committed but whose removal did not (a crash between the
+// two environments' transactions) keeps the reports environment's records and only removes what
+// `model/` still holds.
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { test } from 'node:test';
 import { open } from 'lmdb';
-import { modelStorePath, REPORTS_COPIED, REPORTS_MOVE_KEY, reportsStorePath, Store } from '../../../src/store/open.ts';
-import { rollupKey } from '../../../src/store/report-keys.ts';
+import { modelStorePath, reportsStorePath, Store } from '../../../src/store/open.ts';
+import { moveReportRecords, reportsCopiedKey, rollupKey } from '../../../src/store/report-keys.ts';
 import { tempDir } from '../../helpers/server.ts';
 
 const STORE = { mapSizeBytes: 64 * 1024 ** 2 };
@@ -37,9 +38,11 @@ async function writeOldLayout(dataDir: string, clicks: number): Promise<void> {
   await root.close();
 }
 
+/** Opens the store, moves the environment's report records as the model thread does at start, then checks. */
 async function withStore(dataDir: string, check: (store: Store) => void): Promise<void> {
   const store = new Store({ ...STORE, dataDir });
   try {
+    moveReportRecords(store, 'demo');
     check(store);
   } finally {
     await store.close();
@@ -77,7 +80,7 @@ test('a move whose copy committed keeps the reports environment and removes what
     const state = reports.openDB({ name: 'report-state' });
     await reports.transaction(() => {
       state.put(ROLLUP, { 'list_name\u0000popular': { clicks: 5 } });
-      state.put(REPORTS_MOVE_KEY, REPORTS_COPIED);
+      state.put(reportsCopiedKey('demo'), true);
     });
     await reports.close();
     await withStore(dataDir, (store) => {
@@ -87,6 +90,7 @@ test('a move whose copy committed keeps the reports environment and removes what
       assert.equal(store.modelState.get(CLICK), undefined);
       assert.equal(store.model.get(SNAPSHOT_CHUNK), undefined);
       assert.equal(store.modelState.get(LINK), 'u1');
+      assert.equal(store.reportState.get(reportsCopiedKey('demo')), undefined, 'the note is removed with the move');
     });
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
