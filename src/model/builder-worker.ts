@@ -4,9 +4,11 @@
  * own position (`role`): the model's, which also reads the catalog change feed, and the report
  * counters'. Reads the catalog change feed and each environment's event
  * log (read-only, no lock), applies them to in-memory model state, and every `flushMs` writes
- * what changed together with the new positions in one LMDB write transaction. A restart
- * resumes from the last flushed positions with the state that flush wrote: nothing is counted
- * twice or missed. The write lock is held only for the puts of already-encoded values, so the
+ * what changed: the neighbour rows in transactions of bounded size between its steps, each row
+ * with the position it counts up to, then the rest with the positions in one transaction. A
+ * restart resumes from the last flushed positions with the state that flush wrote, each row
+ * skipping what it counts: nothing is counted twice or missed. The write lock is held only for
+ * the puts of already-encoded values, so the
  * main thread's commits (item and event 200s) wait for it as little as possible. Synchronous
  * LMDB calls are fine here: this is not the main thread. Between flushes, the model's thread
  * tells the ranking workers which neighbour rows its events changed; they read them where the
@@ -303,7 +305,7 @@ function ingest(): number {
       publishIndexed(environment, positions[environment]!);
     }
     for (let i = 0; i < n; i++) {
-      model.apply(times[i]!, events[i]!, ixs[i]);
+      model.apply(times[i]!, events[i]!, ixs[i], after + 1 + i);
       unpublished.push(times[i]!);
     }
     unwritten += n;
@@ -399,24 +401,110 @@ function recordLag(): void {
 }
 
 /**
- * Writes what was applied; the item layout and the change-feed position only `withLayout`; the
- * request counters' item chunks up to their bound, or `countChunks` (model/request-counts.ts);
- * then the snapshots that are due (all of them when `final`).
+ * Neighbour rows written per transaction between the builder's steps (model/cooccurrence.ts
+ * writeRows): ~2 µs of CPU each in LMDB, so a step waits at most ~10 ms for them, and LMDB keeps
+ * no more memory than such a transaction dirties. While behind, more at once: the events wait
+ * anyway, and each commit costs its free-list merge.
+ */
+const ROWS_PER_WRITE = 2_000;
+const ROWS_PER_WRITE_BEHIND = 20_000;
+
+/** A flush started: its rows are written between steps (writeRowsStep), then finishFlush commits the rest. */
+interface OpenFlush {
+  withLayout: boolean;
+  /** What the flush writes with the positions, encoded at its start (the state at those positions). */
+  writes: Array<() => void>;
+  eventPositions: Record<string, number>;
+  newest: Record<string, number>;
+  changes: number;
+  /** Events applied before the start: counted as applied once the finish is readable. */
+  count: number;
+  /** Wall and CPU time the flush has held the thread (its start, each transaction of rows, its finish). */
+  heldMs: number;
+  cpuMs: number;
+}
+let openFlush: OpenFlush | undefined;
+
+/**
+ * Starts a flush of what was applied; the item layout and the change-feed position only
+ * `withLayout`; the request counters' item chunks up to their bound, or `countChunks`
+ * (model/request-counts.ts). Everything but the neighbour rows is encoded now, as the state at
+ * the positions applied; the rows changed are written between the next steps, each with the
+ * position it counts up to, and the positions only once they all are (a restart replays from
+ * them, each row skipping what it counts). At a stop (`final`) all at once, then every snapshot.
  */
 function flush(withLayout: boolean, countChunks?: number, final = false): void {
   const startedAt = performance.now();
   const cpuAtStart = cpuMs();
-  const changedRows = new Map<string, number[]>();
   const writes = withLayout && layout ? [layout.prepareFlush()] : [];
   if (requestCounts) writes.push(requestCounts.prepareFlush(countChunks));
-  const changes = changesPosition;
+  for (const model of models.values()) {
+    writes.push(model.prepareFlush());
+    model.startRows?.();
+  }
+  openFlush = { withLayout, writes, eventPositions: { ...positions }, newest: { ...newestApplied }, changes: changesPosition, count: unwritten, heldMs: 0, cpuMs: 0 };
+  if (withLayout) changesWritten = changesPosition;
+  unwritten = 0;
+  behindSinceFlush = false;
+  openFlush.cpuMs += cpuMs() - cpuAtStart;
+  openFlush.heldMs += performance.now() - startedAt;
+  do writeRowsStep(final);
+  while (final && openFlush);
+}
+
+/** Rows started and not yet written, over the environments. */
+function pendingRows(): number {
+  let left = 0;
+  for (const model of models.values()) left += model.pendingRows ?? 0;
+  return left;
+}
+
+/** Writes the open flush's next rows in a transaction of their own, or finishes it when none are left. */
+function writeRowsStep(final: boolean): void {
+  const open = openFlush!;
+  const startedAt = performance.now();
+  const cpuAtStart = cpuMs();
+  if (pendingRows() > 0) {
+    let most = behind || final ? ROWS_PER_WRITE_BEHIND : ROWS_PER_WRITE;
+    const puts: Array<() => void> = [];
+    for (const [environment, model] of models) {
+      if (most === 0) break;
+      const rows = model.pendingRows ?? 0;
+      if (rows === 0) continue;
+      // Encoded before the transaction: a retried one puts the same rows again.
+      puts.push(model.prepareRows!(most, positions[environment]!));
+      most -= Math.min(most, rows);
+    }
+    transactionSyncRetried(stateRoot, () => {
+      for (const put of puts) put();
+    });
+    open.cpuMs += cpuMs() - cpuAtStart;
+    open.heldMs += performance.now() - startedAt;
+    return;
+  }
+  finishFlush(open, final);
+  open.cpuMs += cpuMs() - cpuAtStart;
+  histograms.flush.record(open.heldMs + performance.now() - startedAt);
+  lastFlushCpuMs = open.cpuMs;
+  flushCpuMs += lastFlushCpuMs;
+  lastFlush = lastPublish = Date.now();
+  if (open.withLayout) lastLayoutFlush = lastFlush;
+}
+
+/** Commits what the flush encoded at its start with its positions; then the snapshots that are due (all of them when `final`). */
+function finishFlush(open: OpenFlush, final: boolean): void {
+  openFlush = undefined;
+  // The model's lag alone is reported (/health, /metrics): recorded per event, ~2 ms of each
+  // one-second commit of the report counters at ~9,600 events/s, for nothing.
+  if (!reportsRole) recordLag();
+  unpublished.length = 0;
+  const { writes, eventPositions, newest, changes, withLayout, count } = open;
+  const changedRows = new Map<string, number[]>();
   for (const [environment, model] of models) {
     const changed: number[] = [];
-    writes.push(model.prepareFlush(changed));
+    model.takeWritten?.(changed);
     if (changed.length > 0) changedRows.set(environment, changed);
   }
-  const eventPositions = { ...positions };
-  const newest = { ...newestApplied };
   // Every write reads what it adds to inside the transaction, so an aborted try can run again.
   transactionSyncRetried(stateRoot, () => {
     for (const write of writes) write();
@@ -431,7 +519,6 @@ function flush(withLayout: boolean, countChunks?: number, final = false): void {
   // visible to them before it is flushed: see trainer-worker.ts), the ranking workers drop these
   // rows from their caches and read them anew.
   // The positions reported to /health wait for the same, so "applied" means readable.
-  const count = unwritten;
   flushUnreadable = stateRoot.flushed.then(() => {
     flushUnreadable = undefined;
     for (const model of models.values()) model.flushReadable?.();
@@ -451,22 +538,13 @@ function flush(withLayout: boolean, countChunks?: number, final = false): void {
       parentPort!.postMessage(rows, [rows.ix.buffer as ArrayBuffer]);
     }
   });
-  if (withLayout) changesWritten = changes;
-  // The model's lag alone is reported (/health, /metrics): recorded per event, ~2 ms of each
-  // one-second commit of the report counters at ~9,600 events/s, for nothing.
-  if (!reportsRole) recordLag();
-  unpublished.length = 0;
-  unwritten = 0;
-  histograms.flush.record(performance.now() - startedAt);
-  lastFlushCpuMs = cpuMs() - cpuAtStart;
-  flushCpuMs += lastFlushCpuMs;
-  behindSinceFlush = false;
-  // Right after the flush: a snapshot never covers more than the stored positions.
+  // Right after the commit: a snapshot never covers more than the stored positions (the report
+  // counters' alone snapshot, and they write no rows: their flush finishes where it starts).
   for (const [environment, model] of models) {
     if (!model.prepareSnapshot) continue;
     const snapshotStartedAt = performance.now();
     const cpuAtSnapshot = cpuMs();
-    const write = model.prepareSnapshot(positions[environment]!, final);
+    const write = model.prepareSnapshot(eventPositions[environment]!, final);
     if (!write) continue;
     transactionSyncRetried(stateRoot, write);
     snapshots.count++;
@@ -572,13 +650,17 @@ while (!stopping) {
   // While caught up, the rows of what arrived are published every publishMs between flushes.
   const publishDueAt = publishing && !behind && unpublished.length > 0 ? lastPublish + data.publishMs : Infinity;
   const dueAt = Math.min(eventsDueAt, changesDueAt, countsDueAt, publishDueAt);
-  if (flushUnreadable) {
+  if (openFlush) {
+    // Its rows, a transaction of them per step; the events' rows are still published meanwhile.
+    writeRowsStep(false);
+    if (!flushUnreadable && now >= publishDueAt) {
+      publish();
+      lastPublish = Date.now();
+    }
+  } else if (flushUnreadable) {
     // Nothing is published or flushed before the last flush is readable (within milliseconds).
   } else if (now >= Math.min(eventsDueAt, changesDueAt, countsDueAt)) {
-    const withLayout = now >= changesDueAt;
-    flush(withLayout);
-    lastFlush = lastPublish = Date.now();
-    if (withLayout) lastLayoutFlush = lastFlush;
+    flush(now >= changesDueAt);
   } else if (now >= publishDueAt) {
     publish();
     lastPublish = Date.now();
@@ -598,6 +680,11 @@ while (!stopping) {
     else await yieldToLoop();
     continue;
   }
+  if (openFlush) {
+    // Its next rows at once, the events that came meanwhile between them.
+    await yieldToLoop();
+    continue;
+  }
   // Caught up: sleep until a commit signals, the pending flush is due, or stats are.
   // A flush that is not readable yet wakes the loop when it is.
   const untilFlush = pending && !flushUnreadable ? Math.max(0, dueAt - now) : Infinity;
@@ -605,6 +692,7 @@ while (!stopping) {
   await pause(Math.min(untilFlush, untilStats, data.pollMs), true);
 }
 stopListening();
+while (openFlush) writeRowsStep(true);
 await flushUnreadable;
 flush(true, Infinity, true);
 await stateRoot.flushed;

@@ -83,11 +83,13 @@ export class ConsumerRecords {
     };
   }
 
-  /** Drops cached records (all written) when the cache grows past `max` entries. */
+  /**
+   * Once a flush is readable: drops the cached records written when the cache holds more than
+   * `max`. Those changed since the flush started stay: their stored state is older.
+   */
   trim(max: number): void {
     if (this.#users.size + this.#devices.size <= max) return;
-    this.#users.clear();
-    this.#devices.clear();
+    for (const cache of [this.#users, this.#devices]) for (const [id, r] of cache) if (!this.#changed.has(r)) cache.delete(id);
     this.#mayExist = true;
   }
 }

@@ -9,8 +9,12 @@
  * row is cut back to its strongest `maxNeighbours` (equal weights: lower ix first) only when it
  * reaches twice that: where the order of the events says, never where a flush falls. Weights are
  * summed in f32, what is stored. A flush writes each changed row whole, in table order, up to
- * twice `maxNeighbours` long (readers sort it and take the strongest they need), so memory equals LMDB and a restart (or a trim) resumes from exactly the state an
- * uninterrupted builder keeps. Before, a flush also cut rows to the bound and rounded their f64
+ * twice `maxNeighbours` long (readers sort it and take the strongest they need), stamped with the
+ * event position it counts up to, so memory equals LMDB and a restart (or a trim) resumes from
+ * exactly the state an uninterrupted builder keeps: a restart replays the log from the
+ * environment's stored position, and each row skips the events its stamp says it counts (rows
+ * are written a bounded number per transaction between the builder's steps: startRows).
+ * Before, a flush also cut rows to the bound and rounded their f64
  * sums, and flushes come every 100 ms of wall time: the same events posted twice gave rows with
  * other weak neighbours, and 17 to 23 of MovieLens's 943 lists in another order (issue 13).
  * Keeping every row sorted as it changed (indexOf over up to 401 entries, binary search,
@@ -18,13 +22,15 @@
  */
 import type { Store } from '../store/open.ts';
 import { selectLargest } from '../domain/select-largest.ts';
-import { NeighbourRowReader, neighboursKey, neighboursWords } from '../store/model.ts';
+import { NeighbourRowReader, neighboursKey, stampedNeighboursWords } from '../store/model.ts';
 import { ADDR, CLS, COUNT, createLiveRows, DIRTY, gatherSlots, LiveViews, META, NOTICED, RowSorter, sizeClasses, VERSION, type LiveRowsMemory } from '../store/live-rows.ts';
 
 /** Fibonacci hashing multiplier (2^32 / golden ratio) as an i32; a table of 2^b entries takes the top b bits. */
 const HASH_MUL = -1640531535;
 /** Most slots a row may hold (config/schema.ts caps maxNeighbours at 10,000: 20,001 slots). */
 const MAX_ROW_SLOTS = 0xffff;
+/** A row's DIRTY word: changed since the last write started (1), or started and not yet written (this). */
+const PENDING = 2;
 
 export class CooccurrenceState {
   readonly #store: Store;
@@ -48,6 +54,18 @@ export class CooccurrenceState {
   /** Whether ranking workers read these rows (else the memory is this state's alone). */
   readonly #shared: boolean;
   readonly #dirty: number[] = [];
+  /** The rows started (startRows), in ix order; those before `#pendingAt` are written. */
+  #pending = new Uint32Array(0);
+  #pendingAt = 0;
+  /** Rows written since takeWritten, when no ranking worker reads the shared memory. */
+  readonly #written: number[] = [];
+  /** Per loaded row, the event position it counts up to (what it was loaded with, then written with). */
+  #rowPosition = new Float64Array(0);
+  /**
+   * The position of the event being applied: a row counting it already (loaded from a write
+   * after it, while a restart replays the log from the environment's position) skips it.
+   */
+  eventPosition = Infinity;
   /** Rows changed since the ranking workers were last told (publish). */
   readonly #unnoticed: number[] = [];
   #cached = 0;
@@ -56,8 +74,6 @@ export class CooccurrenceState {
   #usedBefore = 0;
   /** Free tables per class, as slot addresses. */
   readonly #free: number[][] = [];
-  /** Set by a flush that found more rows loaded than its bound: dropped once its commit is readable. */
-  #trimDue = false;
   readonly #sorter: RowSorter;
   /** A slot's packed key (RowSorter.packKeys), for selectLargest. */
   readonly #packedKey = (s: number): number => this.#sorter.key(s);
@@ -99,6 +115,11 @@ export class CooccurrenceState {
   }
 
   #ensureRows(ix: number): void {
+    if (ix >= this.#rowPosition.length) {
+      const grown = new Float64Array(Math.max(ix + 1, 2 * this.#rowPosition.length, 1024));
+      grown.set(this.#rowPosition);
+      this.#rowPosition = grown;
+    }
     if ((ix + 1) * META <= this.#views.meta.length) return;
     this.#views.growMeta(ix);
   }
@@ -154,6 +175,7 @@ export class CooccurrenceState {
     // Stored in no order: its strongest first when it is cut here.
     if (storedCount > 2 * this.#maxNeighbours) stored.sortWith(this.#sorter);
     const n = storedCount > 2 * this.#maxNeighbours ? this.#maxNeighbours : storedCount;
+    this.#rowPosition[r] = stored.position;
     let cls = 0;
     while (this.#classCap[cls]! < n) cls++;
     const meta = this.#views.meta;
@@ -183,6 +205,7 @@ export class CooccurrenceState {
     this.#ensureRows(from);
     const m = from * META;
     if (this.#views.meta[m + ADDR] === 0) this.#load(from);
+    if (this.eventPosition <= this.#rowPosition[from]!) return;
     const meta = this.#views.meta;
     if (meta[m + DIRTY] === 0) {
       meta[m + DIRTY] = 1;
@@ -246,36 +269,67 @@ export class CooccurrenceState {
   }
 
   /**
-   * The rows changed since the last flush, encoded in table order into one buffer (an
-   * ArrayBuffer per row was most of the encoding's cost), in ix order, which is key order: LMDB
-   * then walks its leaf pages in order (90,000 rows put in random order took ~3.5 us of CPU each,
-   * in order ~2 us). Row i is words start[i] to start[i + 1] of `out`. Their dirty flags are cleared.
-   * Not sorted: readers sort what they read (sorting every written row was ~25% of the builder's
-   * CPU under a sustained load, and most rows written are never read from LMDB).
+   * Starts writing the rows changed since the last one started: they are written by writeRows,
+   * a bounded number per transaction between the builder's steps, and the rows the events change
+   * meanwhile wait for the next. Returns how many. A row is put whole, in table order, in ix
+   * order, which is key order: LMDB then walks its leaf pages in order (90,000 rows put in random
+   * order took ~3.5 us of CPU each, in order ~2 us). Not sorted: readers sort what they read
+   * (sorting every written row was ~25% of the builder's CPU under a sustained load).
    */
-  #encodeChanged(): { ix: Uint32Array; start: Uint32Array; out: Uint32Array } {
-    const dirty = Uint32Array.from(this.#dirty).sort();
+  startRows(): number {
+    const rows = Uint32Array.from(this.#dirty).sort();
     this.#dirty.length = 0;
     const meta = this.#views.meta;
-    const start = new Uint32Array(dirty.length + 1);
-    for (let i = 0; i < dirty.length; i++) start[i + 1] = start[i]! + neighboursWords(meta[dirty[i]! * META + COUNT]!);
-    const out = new Uint32Array(start[dirty.length]!);
+    for (const r of rows) meta[r * META + DIRTY] = PENDING;
+    this.#pending = rows;
+    this.#pendingAt = 0;
+    return rows.length;
+  }
+
+  /** Rows started (startRows) and not yet written. */
+  get pendingRows(): number {
+    return this.#pending.length - this.#pendingAt;
+  }
+
+  /**
+   * Encodes up to `most` of the rows started, each stamped with `position` (the last event
+   * applied, all of which it counts: store/model.ts rowPositionOf); the result puts them (inside
+   * a transaction: run again if it is retried). A row encoded is clean until an event changes it again.
+   * Before, a flush rewrote every changed row in one transaction while the events waited: ~0.9 s
+   * of CPU two minutes into a steady ~9,400 events/s over 100,000 items (the lag's p99 2.5 s),
+   * and LMDB kept as much memory as that transaction dirtied (~400 MB).
+   */
+  prepareRows(most: number, position: number): () => void {
+    const rows = this.#pending;
+    const from = this.#pendingAt;
+    const to = Math.min(rows.length, from + most);
+    const meta = this.#views.meta;
+    const start = new Uint32Array(to - from + 1);
+    for (let i = from; i < to; i++) start[i - from + 1] = start[i - from]! + stampedNeighboursWords(meta[rows[i]! * META + COUNT]!);
+    // One buffer for the slice: an ArrayBuffer per row was most of the encoding's cost.
+    const out = new Uint32Array(start[to - from]!);
     const outWeights = new Float32Array(out.buffer);
     const sorter = this.#sorter;
-    for (let i = 0; i < dirty.length; i++) {
-      const r = dirty[i]!;
+    for (let i = from; i < to; i++) {
+      const r = rows[i]!;
       meta[r * META + DIRTY] = 0;
-      // The whole row; memory is not cut here (see the module comment). Copied by loops: a
-      // subarray and a view per row were most of the encoding's cost (~4% of a replay).
+      this.#rowPosition[r] = position;
+      // Copied by loops: a subarray and a view per row were ~4% of a replay.
       const n = this.#gather(r);
-      const at = start[i]!;
+      const at = start[i - from]!;
       out[at] = n;
       for (let k = 0; k < n; k++) {
         out[at + 1 + k] = sorter.gatheredIx[k]!;
         outWeights[at + 1 + n + k] = sorter.gatheredW[k]!;
       }
+      out[at + 1 + 2 * n] = position % 2 ** 32;
+      out[at + 2 + 2 * n] = Math.floor(position / 2 ** 32);
+      if (!this.#shared) this.#written.push(r);
     }
-    return { ix: dirty, start, out };
+    this.#pendingAt = to;
+    return () => {
+      for (let i = from; i < to; i++) this.#store.model.put(neighboursKey(this.#env, rows[i]!), Buffer.from(out.buffer, start[i - from]! * 4, (start[i - from + 1]! - start[i - from]!) * 4));
+    };
   }
 
   /** The rows changed since the ranking workers were last told, their noticed flags cleared, into `changed`. */
@@ -297,39 +351,29 @@ export class CooccurrenceState {
   }
 
   /**
-   * Encodes the rows changed since the last flush; the returned function writes them to LMDB (in
-   * a transaction). `changed` receives the ix of the rows the ranking workers must read anew once
-   * the commit is readable: those not yet told when they read the shared memory, else all written.
+   * The ix of the rows the ranking workers must read anew once the rows written are readable,
+   * into `changed`: those not yet told when they read the shared memory, else all written.
    */
-  prepareFlush(changed: number[]): () => void {
-    const { ix, start, out } = this.#encodeChanged();
-    if (this.#shared) this.#takeUnnoticed(changed);
-    else {
-      for (const r of ix) changed.push(r);
-      this.#unnoticed.length = 0;
+  takeWritten(changed: number[]): void {
+    if (this.#shared) {
+      this.#takeUnnoticed(changed);
+      return;
     }
-    return () => {
-      for (let i = 0; i < ix.length; i++) this.#store.model.put(neighboursKey(this.#env, ix[i]!), Buffer.from(out.buffer, start[i]! * 4, (start[i + 1]! - start[i]!) * 4));
-    };
-  }
-
-  /** After a flush: more than `max` rows loaded drops those it wrote once its commit is readable (flushReadable). */
-  trim(max: number): void {
-    if (this.#cached > max) this.#trimDue = true;
+    for (const r of this.#written) changed.push(r);
+    this.#written.length = 0;
+    this.#unnoticed.length = 0;
   }
 
   /**
-   * The last flush's commit is readable by every thread: when it found more rows loaded than the
-   * bound, the rows unchanged since (all written) are dropped; later touches read them back.
-   * Not at the flush: a ranking worker that met a dropped row before the commit was readable
-   * would have read LMDB's older one.
+   * Once a flush is readable by every thread: more than `max` rows loaded drops those unchanged
+   * since they were written; later touches read them back. Not before: a ranking worker that met
+   * a dropped row before the commit was readable would have read LMDB's older one.
    */
-  flushReadable(): void {
-    if (!this.#trimDue) return;
-    this.#trimDue = false;
+  trim(max: number): void {
+    if (this.#cached <= max) return;
     const meta = this.#views.meta;
     for (let m = 0; m < meta.length; m += META) {
-      if (meta[m + ADDR] === 0 || meta[m + DIRTY] === 1) continue;
+      if (meta[m + ADDR] === 0 || meta[m + DIRTY] !== 0) continue;
       Atomics.add(meta, m + VERSION, 1);
       this.#free[meta[m + CLS]!]!.push(meta[m + ADDR]! - 1);
       meta[m + ADDR] = meta[m + COUNT] = meta[m + NOTICED] = 0;

@@ -47,11 +47,22 @@ export function usableItemType(config: EnvironmentConfig, e: TrackedEvent, skipp
 /** What the builder worker asks of one environment's state, whichever consumer of the log it is. */
 export interface EventConsumer {
   /** Applies one event accepted at `t` (Unix ms); `ix` is its action item's index (undefined when it has none usable). */
-  apply(t: number, e: TrackedEvent, ix: number | undefined): void;
+  apply(t: number, e: TrackedEvent, ix: number | undefined, position?: number): void;
   /** When a flush is due without any event, Unix ms (Infinity: never). */
   readonly flushDueAt: number;
-  /** Encodes what changed since the last flush; the result writes it inside a transaction. */
-  prepareFlush(changedRows: number[]): () => void;
+  /**
+   * Encodes what changed since the last flush; the result writes it inside a transaction, with
+   * the positions applied now.
+   */
+  prepareFlush(): () => void;
+  /** Starts writing the neighbour rows changed since the last flush (model/cooccurrence.ts startRows). */
+  startRows?(): void;
+  /** Rows started and not yet written. */
+  readonly pendingRows?: number;
+  /** Encodes up to `most` rows started, stamped with `position`; the result puts them inside a transaction. */
+  prepareRows?(most: number, position: number): () => void;
+  /** At a flush's finish: the ix of the rows the ranking workers must read anew once it is readable. */
+  takeWritten?(changedRows: number[]): void;
   /**
    * A consumer whose state is snapshotted apart from its flushes (the report counters'): where its
    * events start, before the stored position when it replays the log to its state alone.
@@ -97,8 +108,12 @@ export class EnvironmentModel implements EventConsumer {
     this.#popularity = new PopularityState(store, environment);
   }
 
-  /** Applies one event accepted at `t` (Unix ms); `ix` is its action item's index (undefined when it has none usable). */
-  apply(t: number, e: TrackedEvent, ix: number | undefined): void {
+  /**
+   * Applies one event accepted at `t` (Unix ms); `ix` is its action item's index (undefined when
+   * it has none usable); `position` is its place in the log (absent: after everything stored).
+   */
+  apply(t: number, e: TrackedEvent, ix: number | undefined, position = Infinity): void {
+    this.#cooccurrence.eventPosition = position;
     const userId = str(e.user_id);
     const deviceId = str(e.device_id);
     const linkedUser = deviceId && deviceId !== 'no-consent' ? this.#histories.linkedUser(deviceId) : undefined;
@@ -155,8 +170,11 @@ export class EnvironmentModel implements EventConsumer {
     this.#cooccurrence.publish(changedRows);
   }
 
+  /** The flush is readable: what it wrote may be dropped from memory (the caches past their bound). */
   flushReadable(): void {
-    this.#cooccurrence.flushReadable();
+    this.#records.trim(MAX_CACHED);
+    this.#histories.trim(MAX_CACHED);
+    this.#cooccurrence.trim(MAX_CACHED);
   }
 
   /** When a flush is due without any event (the trending list's next hour), Unix ms. */
@@ -165,21 +183,29 @@ export class EnvironmentModel implements EventConsumer {
   }
 
   /**
-   * Encodes everything changed since the last flush; the result writes it inside a transaction.
-   * `changedRows` receives the ix of every neighbour row it rewrites.
+   * Encodes what changed since the last flush but the neighbour rows (written apart: startRows);
+   * the result writes it inside a transaction.
    */
-  prepareFlush(changedRows: number[]): () => void {
-    const writes = [
-      this.#records.prepareFlush(),
-      this.#histories.prepareFlush(),
-      this.#cooccurrence.prepareFlush(changedRows),
-      this.#popularity.prepareFlush(),
-    ];
-    this.#records.trim(MAX_CACHED);
-    this.#histories.trim(MAX_CACHED);
-    this.#cooccurrence.trim(MAX_CACHED);
+  prepareFlush(): () => void {
+    const writes = [this.#records.prepareFlush(), this.#histories.prepareFlush(), this.#popularity.prepareFlush()];
     return () => {
       for (const write of writes) write();
     };
+  }
+
+  startRows(): void {
+    this.#cooccurrence.startRows();
+  }
+
+  get pendingRows(): number {
+    return this.#cooccurrence.pendingRows;
+  }
+
+  prepareRows(most: number, position: number): () => void {
+    return this.#cooccurrence.prepareRows(most, position);
+  }
+
+  takeWritten(changedRows: number[]): void {
+    this.#cooccurrence.takeWritten(changedRows);
   }
 }

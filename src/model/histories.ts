@@ -107,10 +107,14 @@ export class HistoryState {
     };
   }
 
-  /** Drops cached links (all written) when the cache grows past `max` entries. */
+  /**
+   * Once a flush is readable: drops the cached links when they are more than `max`, but those
+   * made since the flush started (not stored yet).
+   */
   trim(max: number): void {
     if (this.#links.size > max) {
       this.#links.clear();
+      for (const [deviceId, userId] of this.#newLinks) this.#links.set(deviceId, userId);
       this.#linksMayExist = true;
     }
   }

@@ -9,7 +9,7 @@
  * | [env, 'u', userId]                | Consumer record: u32 h, then h u32 of history triplets (ix, event type code, unix sec), oldest first, then every ix ever consumed, sorted u32 (no window) |
  * | [env, 'd', deviceId]              | same, for devices not (yet) linked to a user               |
  * | [env, 'hu' / 'hd' / 'cu' / 'cd', id] | History and consumed set apart, as written before the consumer records (moved into them by the builder at start) |
- * | [env, 'nb', ix]                   | Neighbours: u32 count n, n × u32 ix, n × f32 weight (in no order since the twentieth session, strongest first before: readers sort) |
+ * | [env, 'nb', ix]                   | Neighbours: u32 count n, n × u32 ix, n × f32 weight (in no order since the twentieth session, strongest first before: readers sort), then since the twenty-second the event position the row covers (u32 low, u32 high; absent: the environment's stored position) |
  * | [env, 'pop', 'all', chunk]        | Popularity: f32 per ix of ix chunk × POPULARITY_CHUNK_ITEMS on, weighted consumption count (readPopularity) |
  * | [env, 'pop', hour, chunk]         | the same for one UTC hour (hour = unix sec / 3600)          |
  * | [env, 'top', 'popular' / 'trending'] | Ranked list: u32 n, n × u32 ix, n × f32 score (model/top-items.ts) |
@@ -188,14 +188,18 @@ export class NeighbourRowReader {
   #words = new Uint32Array(256);
   #floats = new Float32Array(this.#words.buffer);
   #n = 0;
+  /** The event position the row read covers (rowPositionOf). */
+  position = 0;
 
   /** Copies a stored row out of LMDB's reused buffer; returns its neighbour count (0: none or malformed). */
   read(bytes: Uint8Array | undefined): number {
-    this.#n = 0;
+    this.#n = this.position = 0;
     if (!bytes) return 0;
     const words = copyU32Into(this.#words, bytes);
     if (words !== this.#words) [this.#words, this.#floats] = [words, new Float32Array(words.buffer)];
-    return (this.#n = neighboursIn(words, bytes.length >>> 2));
+    this.#n = neighboursIn(words, bytes.length >>> 2);
+    if (this.#n > 0) this.position = rowPositionOf(words, bytes.length >>> 2);
+    return this.#n;
   }
 
   /** Takes the `n` entries `sorter` sorted (a row read from the builder's shared memory, or this one's sortWith). */
@@ -230,6 +234,22 @@ export class NeighbourRowReader {
 
 /** Words (u32) of an encoded row of `n` neighbours. */
 export const neighboursWords = (n: number) => 1 + 2 * n;
+/** Words of a row as the builder writes it: its neighbours, then the event position it covers (rowPositionOf). */
+export const stampedNeighboursWords = (n: number) => neighboursWords(n) + 2;
+
+/**
+ * The event position a stored row covers: every event up to it is counted in the row, none after.
+ * The builder writes its rows in transactions of bounded size between its steps, each row
+ * stamped with the position applied when it was written, and the environment's position only
+ * once every row changed before it is stored (model/cooccurrence.ts); a restart replays from that
+ * position and skips, for each row, the events it already counts. 0 for a row written before
+ * the stamp (then written with the position, so it counts no event after it).
+ */
+export function rowPositionOf(words: Uint32Array, length: number): number {
+  const n = length > 0 ? words[0]! : 0;
+  const at = neighboursWords(n);
+  return length >= at + 2 ? words[at]! + words[at + 1]! * 2 ** 32 : 0;
+}
 
 /**
  * Encodes a row of typed arrays into `out` at word `at` (neighboursWords(n) words); returns its

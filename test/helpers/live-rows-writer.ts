@@ -23,9 +23,12 @@ for (let round = 0; Atomics.load(stopped, 0) === 0; round++) {
     const b = a + residues * (Math.floor(random() * 120) - 60);
     if (b >= 0 && b < rows) state.addPair(a, b, 1 + Math.floor(random() * 3));
   }
-  store.modelRoot.transactionSync(state.prepareFlush([]));
+  state.startRows();
+  const put = state.prepareRows(Infinity, round);
+  store.modelRoot.transactionSync(() => {
+    put();
+  });
   if (round % 3 === 2) state.trim(0);
-  state.flushReadable();
 }
 await store.close();
 rmSync(dataDir, { recursive: true, force: true });

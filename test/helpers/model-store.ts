@@ -1,6 +1,7 @@
 // A store in a fresh temp folder for the state classes (model/*.ts, recommend/catalog-view.ts) to write to, and
 // everything they wrote, for comparing two runs record by record.
 import { rmSync } from 'node:fs';
+import type { CooccurrenceState } from '../../src/model/cooccurrence.ts';
 import { decodeNeighbours, neighboursKey } from '../../src/store/model.ts';
 import { Store } from '../../src/store/open.ts';
 import { tempDir } from './server.ts';
@@ -24,6 +25,20 @@ export function storedModel(store: Store): Map<string, unknown> {
   for (const { key, value } of store.model.getRange({})) out.set(`model ${JSON.stringify(key)}`, (key as unknown[])[1] === 'nb' ? JSON.stringify(sortedRow(value)) : Buffer.from(value).toString('hex'));
   for (const { key, value } of store.modelState.getRange({})) out.set(`model-state ${JSON.stringify(key)}`, value);
   return out;
+}
+
+/**
+ * Writes every neighbour row changed since the last call in one transaction, stamped with
+ * `position` (the builder writes them a bounded number per transaction between its steps:
+ * model/builder-worker.ts); `changed` receives the ix the ranking workers are to read anew.
+ */
+export function flushRows(store: Store, state: CooccurrenceState, changed: number[] = [], position = 0): void {
+  state.startRows();
+  const put = state.prepareRows(Infinity, position);
+  store.modelRoot.transactionSync(() => {
+    put();
+  });
+  state.takeWritten(changed);
 }
 
 /** A builder cache (model/consumer-records.ts, model/histories.ts): flushed, then maybe trimmed. */

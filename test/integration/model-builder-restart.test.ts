@@ -21,7 +21,7 @@ import { open } from 'lmdb';
 import { DEFAULT_CONFIG } from '../../src/config/defaults.ts';
 import type { TrackedEvent } from '../../src/domain/event.ts';
 import { EventLog } from '../../src/store/event-log.ts';
-import { decodeConsumerRecord, LEGACY_CONSUMER_KINDS } from '../../src/store/model.ts';
+import { decodeConsumerRecord, LEGACY_CONSUMER_KINDS, neighboursWords } from '../../src/store/model.ts';
 import { modelStorePath, reportsStorePath, Store } from '../../src/store/open.ts';
 import { tempDir } from '../helpers/server.ts';
 
@@ -90,10 +90,20 @@ async function dump(dataDir: string): Promise<Map<string, unknown>> {
   for (const { path, name, binary } of BUILDER_DATABASES) {
     const root = open({ path: path(dataDir), maxDbs: 4, readOnly: true });
     const db = root.openDB({ name, encoding: binary ? 'binary' : 'msgpack' });
-    for (const { key, value } of db.getRange({})) out.set(`${name} ${JSON.stringify(key)}`, binary ? Buffer.from(value as Uint8Array).toString('hex') : value);
+    for (const { key, value } of db.getRange({})) out.set(`${name} ${JSON.stringify(key)}`, binary ? hexOf(key, value as Uint8Array) : value);
     await root.close();
   }
   return out;
+}
+
+/**
+ * A binary value as hex; a neighbour row without the event position it was written at (where
+ * the stops fell decides when each row was written, not what it holds).
+ */
+function hexOf(key: unknown, value: Uint8Array): string {
+  const bytes = Buffer.from(value);
+  if ((key as unknown[])[1] !== 'nb') return bytes.toString('hex');
+  return bytes.subarray(0, neighboursWords(bytes.readUInt32LE(0)) * 4).toString('hex');
 }
 
 /** Every key and value of `expected` in `got`, and no other key. */

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CooccurrenceState } from '../../../src/model/cooccurrence.ts';
 import { eventWeight } from '../../../src/model/event-weight.ts';
-import { lcg, storedModel, storedRow, withModelStore } from '../../helpers/model-store.ts';
+import { flushRows, lcg, storedModel, storedRow, withModelStore } from '../../helpers/model-store.ts';
 
 
 
@@ -27,7 +27,7 @@ test('rows equal a sort of summed pairs, cut to maxNeighbours at twice it, over 
       state.addPair(a, b, w);
     }
     const changed: number[] = [];
-    store.modelRoot.transactionSync(state.prepareFlush(changed));
+    flushRows(store, state, changed);
     const touched = new Set(pairs.filter(([a, b]) => a !== b).flatMap(([a, b]) => [a, b]));
     assert.deepEqual(new Set(changed), touched, 'every rewritten row is reported for the ranking workers');
     for (const [ix, expected] of modelRows(pairs, max)) assert.deepEqual(storedRow(store, ix), expected, `row ${ix}`);
@@ -48,7 +48,7 @@ test('fractional and large weights, flushed every few hundred pairs, store what 
       const w = i % 3 === 0 ? 0.5 * (1 + Math.floor(random() * 10)) : i % 3 === 1 ? 2 ** 21 : 1;
       pairs.push([a, b, w]);
       state.addPair(a, b, w);
-      if (i % 350 === 349 || i === 3999) store.modelRoot.transactionSync(state.prepareFlush([]));
+      if (i % 350 === 349 || i === 3999) flushRows(store, state);
     }
     for (const [ix, row] of modelRows(pairs, max)) assert.deepEqual(storedRow(store, ix), row, `row ${ix}`);
   });
@@ -83,7 +83,7 @@ test('where flushes fall among the same pairs changes nothing stored', async () 
       const state = new CooccurrenceState(store, 'demo', 3, true);
       for (let i = 1; i <= 3000; i++) {
         state.addPair(Math.floor(random() ** 2 * 25), Math.floor(random() * 25), [1, 1, 2, 3, 5][Math.floor(random() * 5)]!);
-        if (i % flushEvery === 0 || i === 3000) store.modelRoot.transactionSync(state.prepareFlush([]));
+        if (i % flushEvery === 0 || i === 3000) flushRows(store, state);
       }
       return storedModel(store);
     });
@@ -109,10 +109,9 @@ function fractionalRun(between: 'nothing' | 'trim' | 'restart'): Promise<Map<str
       const w = eventWeight(weights, event as Parameters<typeof eventWeight>[1]);
       state.addPair(Math.floor(random() ** 2 * 30), Math.floor(random() * 30), w);
       if (i % 97 !== 0 && i !== 3000) continue;
-      store.modelRoot.transactionSync(state.prepareFlush([]));
+      flushRows(store, state);
       // The rows written are dropped once the commit is readable (a transactionSync's is at once here).
       if (between === 'trim') state.trim(0);
-      state.flushReadable();
       // Not fresh: its rows are read back from LMDB, as after a builder restart.
       if (between === 'restart') state = new CooccurrenceState(store, 'demo', max);
     }
@@ -142,7 +141,7 @@ test('a row is cut to its strongest neighbours when it passes twice the bound, a
     for (const [j, w] of [[1, 1.5], [2, 3], [3, 2], [4, 3], [5, 0.5]] as const) state.addPair(0, j, w);
     state.addPair(0, 1, 2.5);
     state.addPair(0, 3, 1);
-    store.modelRoot.transactionSync(state.prepareFlush([]));
+    flushRows(store, state);
     // Four neighbours, over the bound but not twice it: stored whole, in order.
     assert.deepEqual(row(0), [[2, 3], [4, 3], [1, 2.5], [3, 1]]);
     assert.deepEqual(row(1), [[0, 4]], 'the other side of a dropped pair keeps its whole sum');
@@ -150,7 +149,7 @@ test('a row is cut to its strongest neighbours when it passes twice the bound, a
     state.addPair(0, 2, 0.5);
     state.addPair(0, 1, 3.5);
     state.addPair(0, 5, 0.5);
-    store.modelRoot.transactionSync(state.prepareFlush([]));
+    flushRows(store, state);
     assert.deepEqual(row(0), [[1, 6], [2, 3.5]]);
     assert.deepEqual(row(4), [[0, 3]]);
   });
@@ -168,12 +167,12 @@ test('a row stored under a larger maxNeighbours loads cut to its strongest entri
   await withModelStore((store) => {
     const wide = new CooccurrenceState(store, 'demo', 20, true);
     for (let j = 1; j <= 30; j++) wide.addPair(0, j, j);
-    store.modelRoot.transactionSync(wide.prepareFlush([]));
+    flushRows(store, wide);
     // Restarted with a bound of 4: row 0's 30 stored entries are more than twice it, so the row
     // loads cut to its strongest 4, as a cut under the new bound keeps them.
     const narrow = new CooccurrenceState(store, 'demo', 4);
     narrow.addPair(0, 99, 100);
-    store.modelRoot.transactionSync(narrow.prepareFlush([]));
+    flushRows(store, narrow);
     assert.deepEqual(storedRow(store, 0), [[99, 100], [30, 30], [29, 29], [28, 28], [27, 27]]);
   });
 });

@@ -10,7 +10,7 @@ import { createLiveRows, LiveRowReader, type LiveRowsMemory } from '../../../src
 import type { Store } from '../../../src/store/open.ts';
 import { NeighbourRowReader } from '../../../src/store/model.ts';
 import { tempDir } from '../../helpers/server.ts';
-import { lcg, storedRow, withModelStore } from '../../helpers/model-store.ts';
+import { flushRows, lcg, storedRow, withModelStore } from '../../helpers/model-store.ts';
 
 /** ix's row from the shared memory as [ix, weight] pairs, or null when the builder holds none. */
 function liveRow(reader: LiveRowReader, ix: number): Array<[number, number]> | null {
@@ -41,7 +41,7 @@ test('a row read from the shared memory is the row the flush stores, strongest f
       if (a !== b) touched.add(a).add(b);
     }
     const before = new Map([...touched].map((ix) => [ix, liveRow(reader, ix)]));
-    store.modelRoot.transactionSync(state.prepareFlush([]));
+    flushRows(store, state);
     for (const ix of touched) {
       assert.deepEqual(before.get(ix), storedRow(store, ix), `row ${ix}`);
       assert.ok(before.get(ix)!.length > 0);
@@ -74,12 +74,12 @@ test('a trim drops the rows the flush wrote once its commit is readable; rows ch
     const { reader, state } = sharedState(store, 10);
     state.addPair(1, 2, 1);
     state.addPair(4, 5, 2);
-    store.modelRoot.transactionSync(state.prepareFlush([]));
-    state.trim(0);
+    flushRows(store, state);
     // Applied after the flush, before its commit is readable: not written, so kept.
     state.addPair(4, 6, 1);
     assert.deepEqual(liveRow(reader, 1), [[2, 1]], 'held until the commit is readable');
-    state.flushReadable();
+    // What the builder does once the commit is readable.
+    state.trim(0);
     assert.equal(liveRow(reader, 1), null);
     assert.equal(liveRow(reader, 2), null);
     assert.deepEqual(liveRow(reader, 4), [[5, 2], [6, 1]]);
