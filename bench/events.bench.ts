@@ -64,7 +64,7 @@ interface Health {
     publish_cpu_ms: { count: number; mean: number | null };
     reports_flush_ms: MsSummaryWire | null;
     reports_flush_cpu_ms: { count: number; mean: number | null } | null;
-    reports_snapshots: { count: number; last_cpu_ms: number | null } | null;
+    reports_snapshots: { count: number; last_cpu_ms: number | null; mean_cpu_ms: number | null } | null;
     positions: Record<string, number>;
     environments: Record<string, { reports_lag_events: number | null }>;
   } | null;
@@ -356,6 +356,8 @@ interface SustainedWindow {
   flushCpuMs: number;
   builderUsPerEvent: number;
   reportsCommitCpuMs: number;
+  reportsSnapshots: number;
+  reportsSnapshotCpuMs: number;
 }
 
 /**
@@ -363,7 +365,7 @@ interface SustainedWindow {
  * round above sees a fresh service's first seconds, before the neighbour rows have grown. Per
  * window of 30 s: events applied per second, the window's lag p99 (from /metrics' buckets), the
  * model's flushes and their CPU each, the builder thread's CPU per event, the report counters'
- * commits' CPU each (differences of /health's counts and means).
+ * commits' CPU each and their state snapshots' (once a minute; differences of /health's counts and means).
  */
 const SUSTAINED_SEC = Number(process.env.BENCH_SUSTAINED_SEC ?? (QUICK ? 0 : 150));
 const SUSTAINED_WINDOW_SEC = 30;
@@ -387,6 +389,8 @@ async function sustainedRound(): Promise<SustainedWindow[]> {
       const flushes = b.flush_cpu_ms.count - a.flush_cpu_ms.count;
       const cpuOf = (x: { count: number; mean: number | null }) => x.count * (x.mean ?? 0);
       const reportCommits = (b.reports_flush_cpu_ms?.count ?? 0) - (a.reports_flush_cpu_ms?.count ?? 0);
+      const snapshotCpu = (x: typeof a) => (x.reports_snapshots?.count ?? 0) * (x.reports_snapshots?.mean_cpu_ms ?? 0);
+      const reportSnapshots = (b.reports_snapshots?.count ?? 0) - (a.reports_snapshots?.count ?? 0);
       windows.push({
         endSec: end,
         appliedPerSec: applied / ((now.at - last.at) / 1000),
@@ -395,6 +399,8 @@ async function sustainedRound(): Promise<SustainedWindow[]> {
         flushCpuMs: flushes > 0 ? (cpuOf(b.flush_cpu_ms) - cpuOf(a.flush_cpu_ms)) / flushes : NaN,
         builderUsPerEvent: cpuPerRequest(last.ticks, now.ticks, applied)['aff-builder'] ?? 0,
         reportsCommitCpuMs: reportCommits > 0 ? (cpuOf(b.reports_flush_cpu_ms!) - cpuOf(a.reports_flush_cpu_ms!)) / reportCommits : NaN,
+        reportsSnapshots: reportSnapshots,
+        reportsSnapshotCpuMs: reportSnapshots > 0 ? (snapshotCpu(b) - snapshotCpu(a)) / reportSnapshots : NaN,
       });
       last = now;
     }
@@ -417,6 +423,7 @@ if (SUSTAINED_SEC > 0) {
       'CPU ms each': Number(w.flushCpuMs.toFixed(1)),
       'builder µs/event': Number(w.builderUsPerEvent.toFixed(1)),
       'report commits CPU ms each': Number(w.reportsCommitCpuMs.toFixed(2)),
+      'report snapshots × CPU ms': w.reportsSnapshots > 0 ? `${w.reportsSnapshots} × ${w.reportsSnapshotCpuMs.toFixed(1)}` : '-',
     })),
   );
 }

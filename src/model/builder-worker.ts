@@ -482,17 +482,18 @@ function writeRowsStep(final: boolean): void {
     open.heldMs += performance.now() - startedAt;
     return;
   }
-  finishFlush(open, final);
+  finishFlush(open);
   open.cpuMs += cpuMs() - cpuAtStart;
   histograms.flush.record(open.heldMs + performance.now() - startedAt);
   lastFlushCpuMs = open.cpuMs;
   flushCpuMs += lastFlushCpuMs;
   lastFlush = lastPublish = Date.now();
   if (open.withLayout) lastLayoutFlush = lastFlush;
+  writeSnapshots(open.eventPositions, final);
 }
 
-/** Commits what the flush encoded at its start with its positions; then the snapshots that are due (all of them when `final`). */
-function finishFlush(open: OpenFlush, final: boolean): void {
+/** Commits what the flush encoded at its start with its positions. */
+function finishFlush(open: OpenFlush): void {
   openFlush = undefined;
   // The model's lag alone is reported (/health, /metrics): recorded per event, ~2 ms of each
   // one-second commit of the report counters at ~9,600 events/s, for nothing.
@@ -538,8 +539,14 @@ function finishFlush(open: OpenFlush, final: boolean): void {
       parentPort!.postMessage(rows, [rows.ix.buffer as ArrayBuffer]);
     }
   });
-  // Right after the commit: a snapshot never covers more than the stored positions (the report
-  // counters' alone snapshot, and they write no rows: their flush finishes where it starts).
+}
+
+/**
+ * Right after a flush's commit, the snapshots that are due (all of them when `final`): a snapshot
+ * never covers more than the stored positions (the report counters' alone snapshot, and they
+ * write no rows: their flush finishes where it starts).
+ */
+function writeSnapshots(eventPositions: Record<string, number>, final: boolean): void {
   for (const [environment, model] of models) {
     if (!model.prepareSnapshot) continue;
     const snapshotStartedAt = performance.now();
