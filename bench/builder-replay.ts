@@ -13,7 +13,7 @@
 import { rmSync } from 'node:fs';
 import { pino } from 'pino';
 import { DEFAULT_CONFIG } from '../src/config/defaults.ts';
-import { ModelBuilder } from '../src/model/builder.ts';
+import { ModelBuilder } from '../src/main-thread/model-builder.ts';
 import { Catalog, type CatalogWrite } from '../src/store/catalog.ts';
 import { EventLog } from '../src/store/event-log.ts';
 import { Store } from '../src/store/open.ts';

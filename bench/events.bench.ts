@@ -322,7 +322,7 @@ console.log(
     `neighbour rows published to the ranking workers ${steady.publish.count} times, ${steady.publish.mean} ms of CPU each; builder lag p50 ${steady.lag.p50} ms, p99 ${steady.lag.p99} ms ` +
     `(target ≤ ${LAG_P99_TARGET_MS} ms: ${steady.lag.p99 <= LAG_P99_TARGET_MS ? 'pass' : 'missed'}); builder flushes ${flushText(steady.flush)} ` +
     `(its writes of everything applied to LMDB, wall time on the builder's thread); their CPU ${steady.flushCpuMeanMs} ms each on average ` +
-    `(target ≤ 1 ms: ${steady.flushCpuMeanMs !== null && steady.flushCpuMeanMs <= 1 ? 'pass' : 'missed'}; read off the thread's exact CPU clock, thread-cpu.ts); ` +
+    `(target ≤ 1 ms: ${steady.flushCpuMeanMs !== null && steady.flushCpuMeanMs <= 1 ? 'pass' : 'missed'}; read off the thread's exact CPU clock, threads/thread-cpu.ts); ` +
     `the report counters' commits (their own thread, every second) ${steady.reportsFlush ? flushText(steady.reportsFlush) : 'none'}, their CPU ${steady.reportsFlushCpuMeanMs} ms each on average ` +
     `(target ≤ 1 ms: ${steady.reportsFlushCpuMeanMs !== null && steady.reportsFlushCpuMeanMs <= 1 ? 'pass' : 'missed'}); ` +
     `their clicks, A/B units and clicked items snapshotted ${steady.reportsSnapshots?.count ?? 0} times (every minute and at a stop), the last ${steady.reportsSnapshots?.last_cpu_ms ?? '-'} ms of CPU`,

@@ -12,8 +12,8 @@
 import assert from 'node:assert/strict';
 import { cpus } from 'node:os';
 import { Bench } from 'tinybench';
-import { WasmRanker } from '../src/recommend/kernel.ts';
-import { ReferenceRanker, VECTOR_DIM, type ItemArrays, type RankInput, type Ranker } from '../src/recommend/reference-ranker.ts';
+import { WasmRanker } from '../src/ranker/kernel.ts';
+import { ReferenceRanker, VECTOR_DIM, type ItemArrays, type RankInput, type Ranker } from '../src/ranker/reference-ranker.ts';
 import { ITEM_ENABLED, ITEM_IN_CATALOG, UNKNOWN_TYPE } from '../src/store/model.ts';
 
 const QUICK = process.env.BENCH_QUICK === '1';

@@ -1,6 +1,6 @@
 // The Piscina hop of a recommendation request (issue: "measure the Piscina hop and minimise it:
 // batching several requests per task, transferring typed arrays instead of cloning"). A worker
-// that answers at once (bench/fixtures/hop-worker.mjs) is driven the way src/recommend/pool.ts
+// that answers at once (bench/fixtures/hop-worker.mjs) is driven the way src/main-thread/ranking-pool.ts
 // drives the ranking workers: one batch in flight per worker, the requests that arrive meanwhile
 // forming the next batch. Reported: µs of main-thread + worker time per request, by batch size,
 // with results cloned (what the service does) or moved as one JSON Uint8Array. Medians of
@@ -41,7 +41,7 @@ for (const batch of BATCH_SIZES) {
 }
 await pool.destroy();
 
-console.log(`Piscina hop per request (${REQUESTS.toLocaleString()} requests, median of ${ROUNDS} rounds; one batch in flight, as src/recommend/pool.ts)`);
+console.log(`Piscina hop per request (${REQUESTS.toLocaleString()} requests, median of ${ROUNDS} rounds; one batch in flight, as src/main-thread/ranking-pool.ts)`);
 console.log('| batch | results cloned µs/request | moved as JSON bytes µs/request | hops/s at batch 1 |');
 console.log('|---|---|---|---|');
 for (const batch of BATCH_SIZES) {

@@ -2,10 +2,10 @@
 // when a snapshot covers most of it"), on a data directory whose log the model builder has
 // applied (events.bench.ts passes the builder replay's): the whole log read, then the same read
 // keeping a snapshot, then 1% more events appended and read from the snapshot and that tail.
-// In this process, as the trainer worker runs it (model/training-data.ts); training excluded.
+// In this process, as the trainer worker runs it (training/training-data.ts); training excluded.
 import { DEFAULT_CONFIG } from '../src/config/defaults.ts';
-import { readTrainingData } from '../src/model/training-data.ts';
-import { writeTrainingSnapshot } from '../src/model/training-snapshot.ts';
+import { readTrainingData } from '../src/training/training-data.ts';
+import { writeTrainingSnapshot } from '../src/training/training-snapshot.ts';
 import { EventLog } from '../src/store/event-log.ts';
 import { Store } from '../src/store/open.ts';
 

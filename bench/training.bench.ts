@@ -2,9 +2,9 @@
 // (issue 13: ≤ 60 s and ≤ 2 GB of anonymous memory at 100,000 items and 1,000,000 events). For
 // each size, a child process under `nice -n 19` (as the trainer runs: low priority) generates the
 // seeded synthetic data set (scripts/synthetic/dataset.ts; events 10× items, users half the
-// items), builds its interaction rows as model/training-data.ts does (each user's strongest
+// items), builds its interaction rows as training/training-data.ts does (each user's strongest
 // event per item, items of two users or more, most consumed first) and trains the served
-// default model (model/sparse-autoencoder.ts). The parent samples the child's RssAnon every
+// default model (training/sparse-autoencoder.ts). The parent samples the child's RssAnon every
 // 50 ms. The child prints its phases; the bench prints one table.
 import { spawn } from 'node:child_process';
 import { parseArgs } from 'node:util';
@@ -14,8 +14,8 @@ if (process.argv[2] === '--child') {
   const items = Number(process.argv[3]);
   const { DEFAULT_OPTIONS, generateEventBatches } = await import('../scripts/synthetic/dataset.ts');
   const { ENVIRONMENT_DEFAULTS } = await import('../src/config/defaults.ts');
-  const { eventWeight } = await import('../src/model/event-weight.ts');
-  const { trainSparseAutoencoder } = await import('../src/model/sparse-autoencoder.ts');
+  const { eventWeight } = await import('../src/builder/event-weight.ts');
+  const { trainSparseAutoencoder } = await import('../src/training/sparse-autoencoder.ts');
   const t0 = performance.now();
   const options = { ...DEFAULT_OPTIONS, items, users: items / 2, events: items * 10 };
   const weights = ENVIRONMENT_DEFAULTS.model.eventWeights;

@@ -24,7 +24,7 @@ export const ENVIRONMENT_DEFAULTS: EnvironmentConfig = {
     historyLength: 500,
     cooccurrenceWindow: 10,
     // A row is cut to this many when it passes twice as many and is stored up to twice as long
-    // (model/cooccurrence.ts); the ranking reads the strongest 100 at most. 100 (stored up to 200,
+    // (builder/cooccurrence.ts); the ranking reads the strongest 100 at most. 100 (stored up to 200,
     // what 200 stored before rows were no longer cut at flushes) gave MovieLens 100k the same
     // P@10 as 200: 0.4200 / 0.4197 (random split, 5 seeds), time split nDCG@10 0.2145 / 0.2147.
     maxNeighbours: 100,

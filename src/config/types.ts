@@ -41,7 +41,7 @@ export interface ModelConfig {
   historyLength: number;
   /** How many of a user's recent items a new consumption is paired with for co-occurrence. */
   cooccurrenceWindow: number;
-  /** Neighbours kept per item, strongest first: a row is cut to this many when it passes twice as many (model/cooccurrence.ts). */
+  /** Neighbours kept per item, strongest first: a row is cut to this many when it passes twice as many (builder/cooccurrence.ts). */
   maxNeighbours: number;
   /** A conversion is attributed to a recommendation click on the same item at most this long before. */
   attributionWindowSec: number;
@@ -52,14 +52,14 @@ export interface ModelConfig {
    * its full weight beside the trained model.
    */
   seedHalfLifeSec: number;
-  /** The trained model (model/trainer.ts), rebuilt in the background from the event log. */
+  /** The trained model (main-thread/model-trainer.ts), rebuilt in the background from the event log. */
   trained: TrainedModelConfig;
 }
 
 /** How the trained item-item model is built and how much it counts in lists. */
 export interface TrainedModelConfig {
   enabled: boolean;
-  /** `dlae` (denoising linear autoencoder) or `ease`; model/linear-autoencoder.ts. */
+  /** `dlae` (denoising linear autoencoder) or `ease`; training/linear-autoencoder.ts. */
   method: 'dlae' | 'ease';
   /** L2 penalty λ (> 0), in units of the squared mean interaction value. */
   l2: number;
@@ -68,7 +68,7 @@ export interface TrainedModelConfig {
   /**
    * The dense head: this many most-consumed items are learned jointly (O(n³) time, 12·n² bytes);
    * every other item of two users or more by a local regression over its `neighbourhood`
-   * strongest co-occurring items (model/sparse-autoencoder.ts).
+   * strongest co-occurring items (training/sparse-autoencoder.ts).
    */
   maxItems: number;
   /** Weights kept per item (largest magnitude first): what one history item costs a request. */
@@ -95,7 +95,7 @@ export interface TrainedModelConfig {
   maxSeeds: number;
   /**
    * An imported event's own `weight` (a rating) enters training raised to this power, times its
-   * type's weight: 1 as given, 0 only whether it is above 0 (model/event-weight.ts).
+   * type's weight: 1 as given, 0 only whether it is above 0 (builder/event-weight.ts).
    */
   ownWeightPower: number;
   /**

@@ -1,7 +1,7 @@
 /**
  * @module domain/request-counts
- * What the main thread's request counter (recommend/request-counter.ts) posts to the model
- * builder, which writes it (model/request-counts.ts): plain data, the message of that hop.
+ * What the main thread's request counter (main-thread/request-counter.ts) posts to the model
+ * builder, which writes it (builder/request-counts.ts): plain data, the message of that hop.
  */
 
 /** One environment's counts of one UTC hour. */

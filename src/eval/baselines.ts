@@ -12,7 +12,7 @@
  *
  * Offline tooling, pure computation.
  */
-import { trainAutoencoder } from '../model/linear-autoencoder.ts';
+import { trainAutoencoder } from '../training/linear-autoencoder.ts';
 import { type RankingMetrics, rankingMetrics } from './metrics.ts';
 import type { Interaction } from './split.ts';
 

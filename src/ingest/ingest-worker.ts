@@ -1,126 +1,79 @@
 /**
  * @module ingest/ingest-worker
- * Main-thread handle of the ingest worker (feeds and file drops): starts it after clearing
- * uploads a stopped process left half-received, restarts it if it dies (imports resume from
- * their committed progress, feeds from their status), relays its log lines, asks it for a poll
- * now, nudges it when an upload arrives, and stops it before the store closes.
+ * Worker entry of catalog ingestion: the feed scheduler and the file-drop watcher, off the main
+ * thread (parsing feeds and millions of file rows must not delay HTTP answers). It opens the
+ * store itself and writes through the same Catalog as the Items API. Logs go to the main thread
+ * as messages (one logger, STYLE §6). On 'stop' it cancels fetches in flight, lets the current
+ * import commit its batch, closes the store and exits.
  */
-import { Worker } from 'node:worker_threads';
-import { exitedOrTerminated } from '../worker-exit.ts';
-import type { Logger } from 'pino';
-import type { Config } from '../config/types.ts';
-import { removeInterruptedUploads } from '../store/imports.ts';
-import type { Store } from '../store/open.ts';
-import { clearUploads, ensureInboxes } from './imports/inbox.ts';
-import type { IngestCommand, IngestMessage, IngestWorkerData } from './worker.ts';
+import { parentPort, workerData } from 'node:worker_threads';
+import type { Config, IngestConfig, StoreConfig } from '../config/types.ts';
+import { Catalog } from '../store/catalog.ts';
+import { Store } from '../store/open.ts';
+import { FeedScheduler } from './feeds/scheduler.ts';
+import { ImportWatcher } from './imports/watcher.ts';
+import type { LogFn } from './log.ts';
+import { nameThread } from '../threads/thread-name.ts';
+import { reportGcPauses } from '../metrics/gc-pauses.ts';
 
-const RESTART_DELAY_MS = 1000;
-/** Longest a poll request waits for the worker (a poll is bounded by fetch timeouts and retries). */
-const POLL_WAIT_MARGIN_MS = 10_000;
-
-export class IngestWorker {
-  readonly #data: IngestWorkerData & { entry: string };
-  readonly #log: Logger;
-  readonly #pending = new Map<number, (known: boolean) => void>();
-  #nextId = 1;
-  #worker!: Worker;
-  #exited!: Promise<void>;
-  #stopping = false;
-  /** The worker thread is running (false between an unexpected exit and its restart). */
-  #running = false;
-
-  private constructor(config: Config, log: Logger) {
-    this.#log = log;
-    this.#data = {
-      entry: new URL('./worker.ts', import.meta.url).href,
-      store: config.store,
-      environments: config.environments,
-      ingest: config.ingest,
-      tickMs: 1000,
-    };
-  }
-
-  /** Prepares the inbox folders, drops half-received uploads, and starts the worker. */
-  static async start(config: Config, store: Store, log: Logger): Promise<IngestWorker> {
-    const environments = Object.keys(config.environments);
-    ensureInboxes(config.store.dataDir, environments);
-    // Before listening: no upload can be in flight, so every `receiving` record is a dead one.
-    const removed = await removeInterruptedUploads(store);
-    for (const environment of environments) clearUploads(config.store.dataDir, environment);
-    if (removed > 0) log.warn({ removed }, 'uploads interrupted by the last stop were discarded (their clients got no 202)');
-    const handle = new IngestWorker(config, log);
-    handle.#start();
-    return handle;
-  }
-
-  #start(): void {
-    const worker = new Worker(new URL('../ts-worker.mjs', import.meta.url), { workerData: this.#data });
-    this.#worker = worker;
-    this.#running = true;
-    worker.on('message', (message: IngestMessage) => this.#onMessage(message));
-    worker.on('error', (err) => this.#log.error({ err }, 'ingest worker failed'));
-    this.#exited = new Promise((resolve) => {
-      worker.once('exit', (code) => {
-        this.#running = false;
-        resolve();
-        for (const settle of this.#pending.values()) settle(false);
-        this.#pending.clear();
-        if (this.#stopping) return;
-        this.#log.error({ code, restartInMs: RESTART_DELAY_MS }, 'ingest worker stopped unexpectedly');
-        setTimeout(() => this.#stopping || this.#start(), RESTART_DELAY_MS).unref();
-      });
-    });
-  }
-
-  /** Whether the worker thread runs (for /ready). */
-  get running(): boolean {
-    return this.#running;
-  }
-
-  #onMessage(message: IngestMessage): void {
-    if (message.type === 'log') {
-      this.#log[message.level](message.fields, message.msg);
-      return;
-    }
-    const settle = this.#pending.get(message.id);
-    this.#pending.delete(message.id);
-    settle?.(message.known);
-  }
-
-  #send(command: IngestCommand): void {
-    this.#worker.postMessage(command);
-  }
-
-  /** Polls a feed now (or joins its poll in flight); resolves false when the worker does not know it. */
-  pollNow(environment: string, feedId: string): Promise<boolean> {
-    if (this.#stopping) return Promise.resolve(false);
-    const id = this.#nextId++;
-    const { timeoutMs, retries, retryBaseMs } = this.#data.ingest.feeds;
-    const waitMs = (timeoutMs + retryBaseMs * 2 ** retries) * (retries + 1) + POLL_WAIT_MARGIN_MS;
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.#pending.delete(id);
-        resolve(true);
-      }, waitMs);
-      this.#pending.set(id, (known) => {
-        clearTimeout(timer);
-        resolve(known);
-      });
-      this.#send({ type: 'poll', id, environment, feedId });
-    });
-  }
-
-  /** Tells the worker a file is waiting (it would find it at its next scan anyway). */
-  nudge(): void {
-    if (!this.#stopping) this.#send('scan');
-  }
-
-  /** Stops the worker (fetches cancelled, the current import's batch committed); waits at most `timeoutMs`. */
-  async close(timeoutMs = 15_000): Promise<void> {
-    this.#stopping = true;
-    this.#send('stop');
-    if (await exitedOrTerminated(this.#worker, this.#exited, timeoutMs)) {
-      this.#log.warn({ timeoutMs }, 'ingest worker did not stop in time: terminated (imports resume from their last commit)');
-    }
-  }
+export interface IngestWorkerData {
+  store: StoreConfig;
+  environments: Config['environments'];
+  ingest: IngestConfig;
+  /** How often the feed scheduler looks for due feeds and poll requests. */
+  tickMs: number;
 }
+
+/** Messages to the worker. */
+export type IngestCommand = 'stop' | 'scan' | { type: 'poll'; id: number; environment: string; feedId: string };
+
+/** Messages from the worker. */
+export type IngestMessage =
+  | { type: 'log'; level: Parameters<LogFn>[0]; fields: Record<string, unknown>; msg: string }
+  | { type: 'polled'; id: number; known: boolean };
+
+nameThread('aff-ingest');
+reportGcPauses('ingest');
+const data = workerData as IngestWorkerData;
+const port = parentPort!;
+const post = (message: IngestMessage) => port.postMessage(message);
+const log: LogFn = (level, fields, msg) => post({ type: 'log', level, fields, msg });
+
+const store = new Store(data.store);
+const catalog = new Catalog(store);
+const scheduler = new FeedScheduler({
+  store,
+  catalog,
+  environments: data.environments,
+  policy: data.ingest.feeds,
+  concurrency: data.ingest.feeds.concurrency,
+  tickMs: data.tickMs,
+  log,
+});
+const watcher = new ImportWatcher({ store, catalog, environments: data.environments, dataDir: data.store.dataDir, config: data.ingest.imports, log });
+
+let stopping = false;
+port.on('message', (command: IngestCommand) => {
+  if (command === 'stop') {
+    if (stopping) return;
+    stopping = true;
+    void (async () => {
+      await Promise.all([scheduler.close(), watcher.close()]);
+      await store.close();
+      // The 'message' listener keeps the port referenced: close it so the thread can exit.
+      port.close();
+    })();
+    return;
+  }
+  if (command === 'scan') {
+    watcher.nudge();
+    return;
+  }
+  scheduler.pollNow(command.environment, command.feedId).then(
+    (known) => post({ type: 'polled', id: command.id, known }),
+    () => post({ type: 'polled', id: command.id, known: false }),
+  );
+});
+
+scheduler.start();
+watcher.start();

@@ -58,7 +58,7 @@ function observe(onPauses: (ms: number[]) => void): PerformanceObserver {
 
 /**
  * In a worker thread: posts the pauses of its collections, as `thread`, for the thread's life.
- * The ranking workers too: Piscina's 'async' atomics (recommend/pool.ts) turn their event loop
+ * The ranking workers too: Piscina's 'async' atomics (main-thread/ranking-pool.ts) turn their event loop
  * between tasks, where the observer's callback runs; under the former default it never ran there.
  */
 export function reportGcPauses(thread: Exclude<GcThread, 'main'>): void {

@@ -30,7 +30,7 @@ export interface MetricSources {
   /** The event log's end (seq of the newest event) of an environment. */
   logEnd?: (environment: string) => number;
   poolQueueDepth?: () => number;
-  /** V8 heaps by thread kind (process-monitor.ts). */
+  /** V8 heaps by thread kind (main-thread/process-monitor.ts). */
   heaps?: () => Record<string, { usedBytes: number; totalBytes: number; externalBytes: number }>;
   dataDir?: string;
   feeds?: () => Array<{ environment: string; feedId: string; polls: number; outcome?: string; consecutiveFailures: number; entriesRejected: number }>;
@@ -50,7 +50,7 @@ export class ServiceMetrics {
   /** Events counted since the last scrape, per environment and outcome, by type index. */
   readonly #eventCounts = new Map<string, Record<EventOutcome, Float64Array>>();
   #sources: MetricSources = {};
-  /** How long each request-counter flush holds the main thread (recommend/request-counter.ts). */
+  /** How long each request-counter flush holds the main thread (main-thread/request-counter.ts). */
   readonly requestCounterFlush = new MsHistogram(
     'affinity_request_counter_flush_seconds',
     "Time one flush of the recommendation request counters holds the main thread (the commit itself runs on LMDB's write thread)",

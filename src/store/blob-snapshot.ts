@@ -4,8 +4,8 @@
  * (format, the log position it covers, sizes, a SHA-256 of the blob), all inside one LMDB write
  * transaction, so a process killed while writing leaves the previous snapshot whole; read back
  * whole and checked, or refused with the reason (the caller logs it and replays the log instead).
- * Shared by the training-data snapshot (model/training-snapshot.ts) and the report counters'
- * state (model/report-snapshot.ts); the byte writer and reader are the encodings' tools.
+ * Shared by the training-data snapshot (training/training-snapshot.ts) and the report counters'
+ * state (builder/report-snapshot.ts); the byte writer and reader are the encodings' tools.
  */
 import { createHash } from 'node:crypto';
 import type { Database, Key } from 'lmdb';

@@ -1,6 +1,6 @@
 /**
  * @module store/item-view
- * What a ranking worker's catalog view holds of each item (recommend/catalog-view.ts), saved by
+ * What a ranking worker's catalog view holds of each item (serving/catalog-view.ts), saved by
  * the model builder by chunk of ITEM_VIEW_CHUNK_ITEMS ix, so a worker starts from these records
  * instead of decoding every whole item: at 1,000,000 items the item scan was ~5 s of a worker's
  * ~10 s start (LMDB iteration, msgpack decode of descriptions and everything else, their GC).

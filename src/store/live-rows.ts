@@ -1,7 +1,7 @@
 /**
  * @module store/live-rows
  * The model builder's co-occurrence rows in shared memory: its open-addressing tables
- * (model/cooccurrence.ts) live in two growable SharedArrayBuffers per environment, made on the
+ * (builder/cooccurrence.ts) live in two growable SharedArrayBuffers per environment, made on the
  * main thread and handed to the builder and every ranking worker, which reads a row there before
  * LMDB. The row board before it (a copy of every changed row, sorted and encoded every 100 ms)
  * cost as much as the rows were large: held for minutes at ~9,400 events/s over 100,000 items,

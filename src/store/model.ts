@@ -12,9 +12,9 @@
  * | [env, 'nb', ix]                   | Neighbours: u32 count n, n × u32 ix, n × f32 weight (in no order since the twentieth session, strongest first before: readers sort), then since the twenty-second the event position the row covers (u32 low, u32 high; absent: the environment's stored position) |
  * | [env, 'pop', 'all', chunk]        | Popularity: f32 per ix of ix chunk × POPULARITY_CHUNK_ITEMS on, weighted consumption count (readPopularity) |
  * | [env, 'pop', hour, chunk]         | the same for one UTC hour (hour = unix sec / 3600)          |
- * | [env, 'top', 'popular' / 'trending'] | Ranked list: u32 n, n × u32 ix, n × f32 score (model/top-items.ts) |
+ * | [env, 'top', 'popular' / 'trending'] | Ranked list: u32 n, n × u32 ix, n × f32 score (builder/top-items.ts) |
  * | [env, 'item', 'flags']            | u8 per ix: bit 0 in catalog, bit 1 enabled                 |
- * | [env, 'cvc', chunk]               | Content vectors of ix chunk × VECTOR_CHUNK_ITEMS on: f32 × VECTOR_DIM each (recommend/content-vector.ts), zeros = none; absent = not saved |
+ * | [env, 'cvc', chunk]               | Content vectors of ix chunk × VECTOR_CHUNK_ITEMS on: f32 × VECTOR_DIM each (serving/content-vector.ts), zeros = none; absent = not saved |
  * | [env, 'cv', ix]                   | One content vector, as written before the chunks (read at start, moved into chunks by the builder) |
  */
 
@@ -38,7 +38,7 @@ export const UNKNOWN_TYPE = 255;
 /** Model-state keys of the builder's positions: the last event seq and catalog change seq it wrote. */
 export const eventsPositionKey = (env: string) => [env, 'pos', 'events'];
 export const CHANGES_POSITION_KEY = ['pos', 'changes'];
-/** The last event seq the report counters (model/reports.ts) wrote: a consumer of the log of their own. */
+/** The last event seq the report counters (builder/reports.ts) wrote: a consumer of the log of their own. */
 export const reportsPositionKey = (env: string) => [env, 'pos', 'reports'];
 
 /**
@@ -50,7 +50,7 @@ export const reportsPositionKey = (env: string) => [env, 'pos', 'reports'];
  */
 export const userRecordKey = (env: string, userId: string) => [env, 'u', userId];
 export const deviceRecordKey = (env: string, deviceId: string) => [env, 'd', deviceId];
-/** The two records apart, as written before (model/consumer-records.ts moves them at start). */
+/** The two records apart, as written before (builder/consumer-records.ts moves them at start). */
 export const LEGACY_CONSUMER_KINDS = { u: ['hu', 'cu'], d: ['hd', 'cd'] } as const;
 export const neighboursKey = (env: string, ix: number) => [env, 'nb', ix];
 /**
@@ -63,7 +63,7 @@ export const POPULARITY_CHUNK_ITEMS = 256;
 /** A whole array as written before the chunks (read by readPopularity, removed at the next write). */
 export const popularityKey = (env: string, bucket: number | 'all') => [env, 'pop', bucket];
 export const popularityChunkKey = (env: string, bucket: number | 'all', chunk: number) => [env, 'pop', bucket, chunk];
-/** The builder's ranked `popular` and `trending` lists (model/top-items.ts). */
+/** The builder's ranked `popular` and `trending` lists (builder/top-items.ts). */
 export const topItemsKey = (env: string, list: 'popular' | 'trending') => [env, 'top', list];
 /**
  * Content vectors per chunk: 8 × 128 bytes, within a leaf page like a popularity chunk. One
@@ -74,7 +74,7 @@ export const VECTOR_CHUNK_ITEMS = 8;
 export const contentVectorChunkKey = (env: string, chunk: number) => [env, 'cvc', chunk];
 /** One item's vector as written before the chunks (migrated by the builder at start). */
 export const contentVectorKey = (env: string, ix: number) => [env, 'cv', ix];
-/** 'type', 'published' and 'ends': arrays earlier versions wrote beside the flags, removed by the builder (model/item-layout.ts). */
+/** 'type', 'published' and 'ends': arrays earlier versions wrote beside the flags, removed by the builder (builder/item-layout.ts). */
 export const itemLayoutKey = (env: string, layout: 'flags' | 'type' | 'published' | 'ends') => [env, 'item', layout];
 
 /** A typed array over a copy of `bytes` (LMDB buffers are neither aligned nor stable). */
@@ -241,7 +241,7 @@ export const stampedNeighboursWords = (n: number) => neighboursWords(n) + 2;
  * The event position a stored row covers: every event up to it is counted in the row, none after.
  * The builder writes its rows in transactions of bounded size between its steps, each row
  * stamped with the position applied when it was written, and the environment's position only
- * once every row changed before it is stored (model/cooccurrence.ts); a restart replays from that
+ * once every row changed before it is stored (builder/cooccurrence.ts); a restart replays from that
  * position and skips, for each row, the events it already counts. 0 for a row written before
  * the stamp (then written with the position, so it counts no event after it).
  */

@@ -105,7 +105,7 @@ export class Store {
   readonly modelState: Database;
   /** Report and request counters, clicks, A/B units and the report counters' position (msgpack; store/report-keys.ts). */
   readonly reportState: Database;
-  /** The report counters' snapshot chunks (raw bytes; model/report-snapshot.ts). */
+  /** The report counters' snapshot chunks (raw bytes; builder/report-snapshot.ts). */
   readonly reportBlobs: Database<Buffer>;
   /** clientId → ClientRecord */
   readonly clients: Database;

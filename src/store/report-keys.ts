@@ -3,14 +3,14 @@
  * Keys of the reporting counters in the `report-state` database (the reports environment,
  * store/open.ts), and the UTC periods they are filed under. Every key has exactly one writer, so
  * its read-modify-write adds never race, and all are written on one thread, the model builder's
- * reports thread: for events (model/reports.ts) and for the request counter's posts (requests,
- * recommended items, latency: model/request-counts.ts). The report routes only read them: a
+ * reports thread: for events (builder/reports.ts) and for the request counter's posts (requests,
+ * recommended items, latency: builder/request-counts.ts). The report routes only read them: a
  * report is a range read over days, never a scan of the event log.
  *
  * | key                                        | value    | writer   |
  * |--------------------------------------------|----------|----------|
  * | [env, 'repr', 'd' or 'h', period, writer]  | Rollup   | one record per day (or UTC hour `YYYY-MM-DDTHH`) and writer (`builder`, `requests`): what reports read |
- * | [env, 'repu', day, user_group, who]        | [revenue, converted 0/1] | builder: one A/B unit (a user-day), when not in its snapshot (model/reports.ts) |
+ * | [env, 'repu', day, user_group, who]        | [revenue, converted 0/1] | builder: one A/B unit (a user-day), when not in its snapshot (builder/reports.ts) |
  * | [env, 'repk', day, chunk]                  | u32 × COUNT_CHUNK_ITEMS | builder: clicks per item of the chunk |
  * | [env, 'repi', day, 'clicked', ix]         | number   | builder, before 'repk': clicks per item (still read) |
  * | [env, 'repn', day, chunk]                  | u32 × COUNT_CHUNK_ITEMS | request counter: times each item of ix chunk × COUNT_CHUNK_ITEMS on was recommended (shown) |
@@ -95,7 +95,7 @@ export function hourOf(unixMs: number): string {
   return cachedHour.label;
 }
 
-/** The kinds ([env, kind, ...]) of the report records: this table's, the clicks (model/reports.ts), the snapshot (model/report-snapshot.ts). */
+/** The kinds ([env, kind, ...]) of the report records: this table's, the clicks (builder/reports.ts), the snapshot (builder/report-snapshot.ts). */
 const REPORT_KINDS = ['repr', 'repu', 'repk', 'repi', 'repn', 'repc', 'replat', 'repsnap', 'click'];
 /** In reportState while an environment's report records are copied there but not yet removed from `model/`. */
 export const reportsCopiedKey = (env: string) => [env, 'copied from model'];

@@ -1,6 +1,6 @@
 /**
  * @module store/trained-model
- * Keys and binary layouts of the trained model (model/trainer-worker.ts writes it, the ranking
+ * Keys and binary layouts of the trained model (training/trainer-worker.ts writes it, the ranking
  * workers read it), and its atomic switch. A build writes a new version beside the serving one,
  * then one transaction points `current` at it; readers resolve `current` and then read rows in
  * the same LMDB snapshot, so a request sees one version whole, never a mix. The old version is
@@ -15,13 +15,13 @@
  * | [env, 'tm', version, 'cols', ix] (model)   | (model column u32, weight f32) × n: the columns whose score item `ix` changes and by how much, largest magnitude first (weights may be negative) |
  * | [env, 'tm', version, 'row', ix] (model)    | versions written before the layout key: the same row as neighbours (store/model.ts encoding), item ix instead of columns |
  *
- * A `cols` row is laid out as a ranking worker's arena holds it (recommend/trained-kernel.ts), so
+ * A `cols` row is laid out as a ranking worker's arena holds it (ranker/trained-kernel.ts), so
  * reading one is one copy. The `row` layout cost ~5 µs a row in lookups from ix back to columns:
  * 2.2 s for a 1,000,000-item catalog's 452,869 rows, which every ranking worker reads after each
  * start and model switch, and requests paid for the rows not read yet (issue 11, catalog scale).
  */
 import type { Store } from './open.ts';
-import type { SparseRows } from '../model/sparse-autoencoder.ts';
+import type { SparseRows } from '../training/sparse-autoencoder.ts';
 import { bytesOf, copyU32 } from './model.ts';
 import { transactionSyncRetried } from './commit.ts';
 

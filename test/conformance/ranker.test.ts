@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { AppError } from '../../src/errors.ts';
-import { WasmRanker } from '../../src/recommend/kernel.ts';
+import { WasmRanker } from '../../src/ranker/kernel.ts';
 import {
   ALL_TYPES,
   ReferenceRanker,
@@ -13,7 +13,7 @@ import {
   type RankInput,
   type RankResult,
   type Ranker,
-} from '../../src/recommend/reference-ranker.ts';
+} from '../../src/ranker/reference-ranker.ts';
 import { ITEM_ENABLED, ITEM_IN_CATALOG, UNKNOWN_TYPE } from '../../src/store/model.ts';
 
 /** Relative score tolerance between the rankers (STYLE §11). */

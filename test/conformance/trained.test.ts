@@ -4,9 +4,9 @@
 // scratch earlier calls left, across arena growth.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { instantiateKernel } from '../../src/recommend/kernel.ts';
-import { referenceTrainedTop, type TrainedTopInput } from '../../src/recommend/reference-trained.ts';
-import { TrainedKernel } from '../../src/recommend/trained-kernel.ts';
+import { instantiateKernel } from '../../src/ranker/kernel.ts';
+import { referenceTrainedTop, type TrainedTopInput } from '../../src/ranker/reference-trained.ts';
+import { TrainedKernel } from '../../src/ranker/trained-kernel.ts';
 import { mulberry32 } from '../../scripts/synthetic/random.ts';
 
 const GENERATED_CASES = 60;

@@ -11,7 +11,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { DEFAULT_CONFIG } from '../../src/config/defaults.ts';
-import { ModelBuilder } from '../../src/model/builder.ts';
+import { ModelBuilder } from '../../src/main-thread/model-builder.ts';
 import { eventsPositionKey } from '../../src/store/model.ts';
 import { Store } from '../../src/store/open.ts';
 

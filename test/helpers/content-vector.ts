@@ -1,8 +1,8 @@
 // An item's content vector in an array of its own (the service writes them into memory it reuses:
-// recommend/content-vector.ts writeContentVector), for comparing what it stored or ranked with.
+// serving/content-vector.ts writeContentVector), for comparing what it stored or ranked with.
 import type { Item } from '../../src/domain/item.ts';
-import { writeContentVector } from '../../src/recommend/content-vector.ts';
-import { VECTOR_DIM } from '../../src/recommend/reference-ranker.ts';
+import { writeContentVector } from '../../src/serving/content-vector.ts';
+import { VECTOR_DIM } from '../../src/ranker/reference-ranker.ts';
 
 /** The item's content vector, or null when it has no content features (an all-zero row). */
 export function contentVector(item: Item): Float32Array | null {

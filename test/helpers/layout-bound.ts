@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { open } from 'lmdb';
 import { pino } from 'pino';
 import { DEFAULT_CONFIG } from '../../src/config/defaults.ts';
-import { ModelBuilder } from '../../src/model/builder.ts';
+import { ModelBuilder } from '../../src/main-thread/model-builder.ts';
 import { Catalog } from '../../src/store/catalog.ts';
 import { CHANGES_POSITION_KEY } from '../../src/store/model.ts';
 import { modelStorePath, Store } from '../../src/store/open.ts';

@@ -6,7 +6,7 @@
 // past their classes, are cut, flushed to a real LMDB, dropped (trim) and read back.
 import { rmSync } from 'node:fs';
 import { workerData } from 'node:worker_threads';
-import { CooccurrenceState } from '../../src/model/cooccurrence.ts';
+import { CooccurrenceState } from '../../src/builder/cooccurrence.ts';
 import type { LiveRowsMemory } from '../../src/store/live-rows.ts';
 import { Store } from '../../src/store/open.ts';
 

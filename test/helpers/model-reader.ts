@@ -83,7 +83,7 @@ export class ModelReader {
     return copyU8(this.#model.get(itemLayoutKey(this.#env, 'flags')));
   }
 
-  /** Whether the builder's store still holds an array of an earlier layout (model/item-layout.ts). */
+  /** Whether the builder's store still holds an array of an earlier layout (builder/item-layout.ts). */
   hasLayoutArray(name: 'type' | 'published' | 'ends'): boolean {
     return this.#model.get(itemLayoutKey(this.#env, name)) !== undefined;
   }
@@ -98,7 +98,7 @@ export class ModelReader {
     return this.#itemIndex.get([this.#env, itemType, itemId]);
   }
 
-  /** The last event sequence number the builder wrote (model/builder-worker.ts keeps it at [env, 'pos', 'events']). */
+  /** The last event sequence number the builder wrote (builder/builder-worker.ts keeps it at [env, 'pos', 'events']). */
   eventsPosition(): number {
     return (this.#state.get([this.#env, 'pos', 'events']) as number | undefined) ?? 0;
   }

@@ -1,7 +1,7 @@
-// A store in a fresh temp folder for the state classes (model/*.ts, recommend/catalog-view.ts) to write to, and
+// A store in a fresh temp folder for the state classes (model/*.ts, serving/catalog-view.ts) to write to, and
 // everything they wrote, for comparing two runs record by record.
 import { rmSync } from 'node:fs';
-import type { CooccurrenceState } from '../../src/model/cooccurrence.ts';
+import type { CooccurrenceState } from '../../src/builder/cooccurrence.ts';
 import { decodeNeighbours, neighboursKey } from '../../src/store/model.ts';
 import { Store } from '../../src/store/open.ts';
 import { tempDir } from './server.ts';
@@ -30,7 +30,7 @@ export function storedModel(store: Store): Map<string, unknown> {
 /**
  * Writes every neighbour row changed since the last call in one transaction, stamped with
  * `position` (the builder writes them a bounded number per transaction between its steps:
- * model/builder-worker.ts); `changed` receives the ix the ranking workers are to read anew.
+ * builder/builder-worker.ts); `changed` receives the ix the ranking workers are to read anew.
  */
 export function flushRows(store: Store, state: CooccurrenceState, changed: number[] = [], position = 0): void {
   state.startRows();
@@ -41,13 +41,13 @@ export function flushRows(store: Store, state: CooccurrenceState, changed: numbe
   state.takeWritten(changed);
 }
 
-/** A builder cache (model/consumer-records.ts, model/histories.ts): flushed, then maybe trimmed. */
+/** A builder cache (builder/consumer-records.ts, builder/histories.ts): flushed, then maybe trimmed. */
 interface FlushedCache {
   prepareFlush(): () => void;
   trim(max: number): void;
 }
 
-/** Several caches flushed and trimmed together, as model/environment-model.ts does. */
+/** Several caches flushed and trimmed together, as builder/environment-model.ts does. */
 export function flushedTogether<T extends object>(parts: T, caches: FlushedCache[]): T & FlushedCache {
   return Object.assign(parts, {
     prepareFlush(): () => void {

@@ -1,4 +1,4 @@
-// Starts a ranking pool (recommend/pool.ts, real workers) on a data directory, ranks `requests`
+// Starts a ranking pool (main-thread/ranking-pool.ts, real workers) on a data directory, ranks `requests`
 // requests through it, then asks each ranking worker how many timers its event loop holds
 // (worker-timer-probe.mjs) and prints the counts as a JSON array (null: no answer). The Worker
 // class Piscina constructs is wrapped to learn the workers' thread ids (observation only: the
@@ -18,8 +18,8 @@ workerThreads.Worker = class extends OriginalWorker {
 } as typeof OriginalWorker;
 
 const { loadConfig } = await import('../../src/config/load.ts');
-const { RankingPool } = await import('../../src/recommend/pool.ts');
-const { encodeRankTask } = await import('../../src/recommend/messages.ts');
+const { RankingPool } = await import('../../src/main-thread/ranking-pool.ts');
+const { encodeRankTask } = await import('../../src/serving/messages.ts');
 const { Store } = await import('../../src/store/open.ts');
 
 const [dataDir = '', requestsArg = '1000'] = process.argv.slice(2);

@@ -1,6 +1,6 @@
-// A report state (model/report-snapshot.ts) large enough to take several 4 MB chunks, the same for
+// A report state (builder/report-snapshot.ts) large enough to take several 4 MB chunks, the same for
 // the same position: clicks under user and device ids with a few label sets, and units of two days.
-import type { ReportSnapshot, Unit } from '../../src/model/report-snapshot.ts';
+import type { ReportSnapshot, Unit } from '../../src/builder/report-snapshot.ts';
 
 export function reportSnapshotOf(position: number, clicks = 160_000): ReportSnapshot {
   const t0 = Date.UTC(2026, 0, 5) + position;

@@ -1,8 +1,8 @@
 // Run as a child process by test/unit/model/report-snapshot.test.ts: writes two report state
-// snapshots (model/report-snapshot.ts) in turn, each several chunks long, forever, printing a
+// snapshots (builder/report-snapshot.ts) in turn, each several chunks long, forever, printing a
 // line after each commit, until it is killed.
 import { DEFAULT_CONFIG } from '../../src/config/defaults.ts';
-import { encodeReportSnapshot, putReportSnapshot } from '../../src/model/report-snapshot.ts';
+import { encodeReportSnapshot, putReportSnapshot } from '../../src/builder/report-snapshot.ts';
 import { Store } from '../../src/store/open.ts';
 import { transactionSyncRetried } from '../../src/store/commit.ts';
 import { reportSnapshotOf } from './report-snapshot-state.ts';

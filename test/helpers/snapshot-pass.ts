@@ -1,6 +1,6 @@
 // A deterministic training pass of ~10 MB encoded (three snapshot chunks), told apart by its
 // position: for the training-snapshot tests and the child process that writes it.
-import { emptyPass, type TrainingPass } from '../../src/model/training-snapshot.ts';
+import { emptyPass, type TrainingPass } from '../../src/training/training-snapshot.ts';
 
 export function snapshotPass(position: number): TrainingPass {
   const pass = emptyPass();

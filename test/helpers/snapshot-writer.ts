@@ -1,11 +1,11 @@
 // Run as a child process by test/unit/model/training-snapshot.test.ts: writes two training
-// snapshots (model/training-snapshot.ts) in turn, each several chunks long, forever, printing a
+// snapshots (training/training-snapshot.ts) in turn, each several chunks long, forever, printing a
 // line after each commit, until it is killed.
 import { DEFAULT_CONFIG } from '../../src/config/defaults.ts';
-import { writeTrainingSnapshot } from '../../src/model/training-snapshot.ts';
+import { writeTrainingSnapshot } from '../../src/training/training-snapshot.ts';
 import { Store } from '../../src/store/open.ts';
 import { snapshotPass } from './snapshot-pass.ts';
-import { encodePass } from '../../src/model/training-snapshot.ts';
+import { encodePass } from '../../src/training/training-snapshot.ts';
 
 const store = new Store({ ...DEFAULT_CONFIG.store, dataDir: process.argv[2]! });
 const passes = [snapshotPass(1000), snapshotPass(2000)].map((pass) => ({ position: pass.position, encoded: encodePass(pass) }));

@@ -1,11 +1,11 @@
-// Starts a ranking pool (recommend/pool.ts, real workers) on a data directory and stops it at
+// Starts a ranking pool (main-thread/ranking-pool.ts, real workers) on a data directory and stops it at
 // once, `rounds` times, and prints per round (a JSON array on stdout) whether the engines were
 // built when close() returned and how many workers were left. A process of its own, as
 // build-model.ts for the same reason: worker threads inherit the test process's TypeScript
 // preload but cannot load it. Usage:
 //   node --import tsx test/helpers/stop-pool.ts <dataDir> <rounds>
 import { loadConfig } from '../../src/config/load.ts';
-import { RankingPool } from '../../src/recommend/pool.ts';
+import { RankingPool } from '../../src/main-thread/ranking-pool.ts';
 import { Store } from '../../src/store/open.ts';
 
 const [dataDir = '', roundsArg = '1'] = process.argv.slice(2);

@@ -32,12 +32,12 @@ function openReadOnly(dataDir: string) {
  * left out of snapshots: the trained model and its training-data snapshot (the trainer rebuilds
  * on a timer and on start, [env, 'tm', ...] and [env, 'training', ...]: CI caught a snapshot
  * written between a test's two reads), the request counter's report records (`requests`, recommended items, coverage, latency:
- * flushed about once a second after earlier requests, recommend/request-counter.ts), and the
+ * flushed about once a second after earlier requests, main-thread/request-counter.ts), and the
  * builder's ranked lists ([env, 'top', ...]: written at its start and when an hour turns,
- * model/popularity.ts), the fingerprint of its item view records ([env, 'ivf']: written at
+ * builder/popularity.ts), the fingerprint of its item view records ([env, 'ivf']: written at
  * its start once the records are made, store/item-view.ts), and the report counters' state
  * snapshot with the clicked items' chunks ([env, 'repsnap', ...], [env, 'repk', ...]: about once
- * a minute, model/report-snapshot.ts).
+ * a minute, builder/report-snapshot.ts).
  */
 function ownedByBackgroundWriter(key: unknown): boolean {
   if (!Array.isArray(key)) return false;

@@ -1,5 +1,5 @@
 // POST /api/{env}/model/rebuild answers with a model of every event accepted before the request,
-// also when a build is already running: it waits for that one and builds once more (model/trainer.ts
+// also when a build is already running: it waits for that one and builds once more (main-thread/model-trainer.ts
 // `cover`). Joining the running build instead answered, after a load, with a model of part of the
 // events. The first rebuild here is not awaited, so the second one usually arrives while it runs.
 import assert from 'node:assert/strict';

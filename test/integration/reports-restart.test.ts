@@ -1,4 +1,4 @@
-// The report counters' clicks and A/B units across restarts (model/report-snapshot.ts), on a real
+// The report counters' clicks and A/B units across restarts (builder/report-snapshot.ts), on a real
 // server: they are snapshotted about once a minute, not written per click, so a process killed
 // between snapshots restarts from the last one and replays the events after it to them alone. A
 // purchase after the restart is attributed to a click made after the snapshot, and nothing is

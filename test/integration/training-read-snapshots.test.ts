@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { DEFAULT_CONFIG } from '../../src/config/defaults.ts';
-import { readTrainingData } from '../../src/model/training-data.ts';
+import { readTrainingData } from '../../src/training/training-data.ts';
 import { Store } from '../../src/store/open.ts';
 import { postAndApply, view } from '../helpers/events.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';

@@ -15,7 +15,7 @@ import {
 } from '../../domain/event.ts';
 import { E, type FieldError } from '../../errors.ts';
 import type { ServiceMetrics } from '../../metrics/service-metrics.ts';
-import { consumedEntries, type Notice } from '../../recommend/notices.ts';
+import { consumedEntries, type Notice } from '../../serving/notices.ts';
 import type { EventLog } from '../../store/event-log.ts';
 import { authorize, type Authorizer } from '../auth.ts';
 import { parseBodyText } from '../read-body.ts';

@@ -8,7 +8,7 @@
  */
 import type { Config } from '../../config/types.ts';
 import { E } from '../../errors.ts';
-import type { IngestWorker } from '../../ingest/ingest-worker.ts';
+import type { IngestWorker } from '../../main-thread/ingest-supervisor.ts';
 import { getFeed, getFeedStatus, listFeeds, newFeedId, putFeed, removeFeed } from '../../store/feeds.ts';
 import { parseAllowList, type AllowList } from '../../outbound/allow-list.ts';
 import type { Store } from '../../store/open.ts';

@@ -9,10 +9,10 @@
  */
 import type { AttemptStats } from '../../auth/attempt-limiter.ts';
 import type { MsHistogram, MsSummary } from '../../metrics/ms-histogram.ts';
-import type { ModelBuilder } from '../../model/builder.ts';
-import type { BuilderStats } from '../../model/builder-worker.ts';
-import type { ModelTrainer } from '../../model/trainer.ts';
-import type { ProcessMonitor } from '../../process-monitor.ts';
+import type { ModelBuilder } from '../../main-thread/model-builder.ts';
+import type { BuilderStats } from '../../builder/builder-worker.ts';
+import type { ModelTrainer } from '../../main-thread/model-trainer.ts';
+import type { ProcessMonitor } from '../../main-thread/process-monitor.ts';
 import type { Catalog } from '../../store/catalog.ts';
 import type { EventLog } from '../../store/event-log.ts';
 import { sendJson } from '../respond.ts';
@@ -98,14 +98,14 @@ export function registerHealthRoute(server: HttpServer, builder: ModelBuilder, t
             lag_ms: { p50: stats.lag.p50Ms, p99: stats.lag.p99Ms, max: stats.lag.maxMs },
             // How long a flush holds the builder's thread (issue 12: periodic commits under 1 ms each).
             flush_ms: msToWire(stats.flush),
-            // Their CPU time on average (the thread's exact CPU clock, thread-cpu.ts).
+            // Their CPU time on average (the thread's exact CPU clock, threads/thread-cpu.ts).
             flush_cpu_ms: flushCpuToWire(stats),
             // The ranking workers told which neighbour rows changed between flushes (store/live-rows.ts): how many times, their mean CPU.
             publish_cpu_ms: { count: stats.publishes.count, mean: stats.publishes.count > 0 ? ms3(stats.publishes.cpuMs / stats.publishes.count) : null },
             // The report counters' commits, in their own thread (null until it reports).
             reports_flush_ms: builder.reportsStats ? msToWire(builder.reportsStats.flush) : null,
             reports_flush_cpu_ms: builder.reportsStats ? flushCpuToWire(builder.reportsStats) : null,
-            // Their clicks and units, snapshotted apart about once a minute (model/report-snapshot.ts).
+            // Their clicks and units, snapshotted apart about once a minute (builder/report-snapshot.ts).
             reports_snapshots: builder.reportsStats ? snapshotsToWire(builder.reportsStats) : null,
             positions: stats.positions,
             skipped: stats.skipped,

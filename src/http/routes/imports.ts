@@ -12,7 +12,7 @@ import type { Config } from '../../config/types.ts';
 import { E, type FieldError } from '../../errors.ts';
 import { inboxDir, newImportRecord, storedNameFor, UPLOAD_TYPES } from '../../ingest/imports/inbox.ts';
 import { importSummary } from '../../ingest/imports/report.ts';
-import type { IngestWorker } from '../../ingest/ingest-worker.ts';
+import type { IngestWorker } from '../../main-thread/ingest-supervisor.ts';
 import { getImport, listImports, newImportId, putImport, rejectedRows, removeImport, type ImportRecord } from '../../store/imports.ts';
 import type { Store } from '../../store/open.ts';
 import { environmentOf } from '../environment.ts';

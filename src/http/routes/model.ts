@@ -9,7 +9,7 @@
  */
 import type { Config } from '../../config/types.ts';
 import { E } from '../../errors.ts';
-import type { ModelTrainer } from '../../model/trainer.ts';
+import type { ModelTrainer } from '../../main-thread/model-trainer.ts';
 import { environmentOf } from '../environment.ts';
 import { authorize, type Authorizer } from '../auth.ts';
 import { sendJson, type StatusMap } from '../respond.ts';

@@ -7,14 +7,14 @@
  */
 import type { Config } from '../../config/types.ts';
 import { assignUserGroup, isControlGroup } from '../../domain/user-group.ts';
-import { uuidV7 } from '../../random-pool.ts';
+import { uuidV7 } from '../../main-thread/random-pool.ts';
 import { E } from '../../errors.ts';
-import type { CachedList, ListCache } from '../../recommend/list-cache.ts';
-import type { RankingPool } from '../../recommend/pool.ts';
-import type { RequestCounter } from '../../recommend/request-counter.ts';
-import { itemsJson, splitIds } from '../../recommend/list-json.ts';
-import { encodeRankTask } from '../../recommend/messages.ts';
-import type { RankedList } from '../../recommend/task.ts';
+import type { CachedList, ListCache } from '../../main-thread/list-cache.ts';
+import type { RankingPool } from '../../main-thread/ranking-pool.ts';
+import type { RequestCounter } from '../../main-thread/request-counter.ts';
+import { itemsJson, splitIds } from '../../serving/list-json.ts';
+import { encodeRankTask } from '../../serving/messages.ts';
+import type { RankedList } from '../../serving/task.ts';
 import { authorize, type Authorizer } from '../auth.ts';
 import { environmentOf } from '../environment.ts';
 import { parseJsonBody } from '../read-body.ts';

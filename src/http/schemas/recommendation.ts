@@ -11,7 +11,7 @@ import type { EnvironmentConfig, ListFilters, RecommendConfig } from '../../conf
 import { RECOMMENDATION_CHANNELS, STANDARD_PAGE_TYPES } from '../../domain/event.ts';
 import { LIST_FILTERS_SCHEMA, filterProblems } from '../../domain/list-filters.ts';
 import { E, type FieldError } from '../../errors.ts';
-import type { ItemRef } from '../../recommend/task.ts';
+import type { ItemRef } from '../../serving/task.ts';
 import { MAX_ID_LENGTH } from './item.ts';
 
 /** SPEC.md Limits: each history holds at most 50 entries. */

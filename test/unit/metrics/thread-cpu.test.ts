@@ -1,10 +1,10 @@
-// The calling thread's coarse CPU clock (thread-cpu.ts), which paces the builder's catch-up
+// The calling thread's coarse CPU clock (threads/thread-cpu.ts), which paces the builder's catch-up
 // flushes: it advances with work done on this thread and hardly at all while the thread sleeps,
 // which a wall clock would not tell apart.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { threadCpuClock } from '../../../src/thread-cpu.ts';
+import { threadCpuClock } from '../../../src/threads/thread-cpu.ts';
 
 test('the thread CPU clock counts work, not sleep', async () => {
   const cpuMs = threadCpuClock();

@@ -1,10 +1,10 @@
-// model/consumed-sets.ts on real LMDB (in consumer records, model/consumer-records.ts): dropping
+// builder/consumed-sets.ts on real LMDB (in consumer records, builder/consumer-records.ts): dropping
 // the cache after every flush (trim(0)), so every later touch reads the set back, stores the same
 // as keeping every set in memory.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ConsumedSets } from '../../../src/model/consumed-sets.ts';
-import { ConsumerRecords } from '../../../src/model/consumer-records.ts';
+import { ConsumedSets } from '../../../src/builder/consumed-sets.ts';
+import { ConsumerRecords } from '../../../src/builder/consumer-records.ts';
 import { flushedTogether, hasRecord, storedWithFlushes } from '../../helpers/model-store.ts';
 import type { Store } from '../../../src/store/open.ts';
 

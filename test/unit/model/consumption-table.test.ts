@@ -1,9 +1,9 @@
-// model/consumption-table.ts: per (consumer, item) the strongest weight and, at equal weights,
+// training/consumption-table.ts: per (consumer, item) the strongest weight and, at equal weights,
 // the latest time, against a Map of Maps (what training passes kept before) over many notes
 // that grow the table through several rehashes.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ConsumptionTable } from '../../../src/model/consumption-table.ts';
+import { ConsumptionTable } from '../../../src/training/consumption-table.ts';
 
 test('a stronger weight replaces the kept one with its time; an equal one keeps the latest time; a weaker changes nothing', () => {
   const t = new ConsumptionTable(4);

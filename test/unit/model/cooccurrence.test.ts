@@ -1,4 +1,4 @@
-// The rows of model/cooccurrence.ts (unsorted in memory, put in order at a cut and a flush) against a plain model: sums per pair
+// The rows of builder/cooccurrence.ts (unsorted in memory, put in order at a cut and a flush) against a plain model: sums per pair
 // in f32 (what is stored), each row cut to its strongest maxNeighbours (equal weights by lower ix) whenever it passes twice that,
 // and stored whole, strongest first. A cut may drop a neighbour that would later have made the top; the model reproduces that
 // rule exactly, so any difference is a bug. Where flushes fall changes nothing stored (issue 13: the same events arriving at
@@ -6,8 +6,8 @@
 // was stored and ends the same.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CooccurrenceState } from '../../../src/model/cooccurrence.ts';
-import { eventWeight } from '../../../src/model/event-weight.ts';
+import { CooccurrenceState } from '../../../src/builder/cooccurrence.ts';
+import { eventWeight } from '../../../src/builder/event-weight.ts';
 import { flushRows, lcg, storedModel, storedRow, withModelStore } from '../../helpers/model-store.ts';
 
 
@@ -93,7 +93,7 @@ test('where flushes fall among the same pairs changes nothing stored', async () 
 });
 
 /**
- * Adds pairs weighted as the builder weighs events (model/event-weight.ts: fractional type weights
+ * Adds pairs weighted as the builder weighs events (builder/event-weight.ts: fractional type weights
  * times an import's own weight, so sums are not exact in f32), flushing every 97 pairs; after each
  * flush `between` may trim or replace the state. Returns the stored rows.
  */

@@ -1,5 +1,5 @@
-// The builder's flush as model/builder-worker.ts runs it on one environment's state
-// (model/environment-model.ts): the consumer records, links and popularity encoded at its start,
+// The builder's flush as builder/builder-worker.ts runs it on one environment's state
+// (builder/environment-model.ts): the consumer records, links and popularity encoded at its start,
 // the neighbour rows written afterwards a bounded number per transaction, each stamped with the
 // event position it counts up to, and the environment's position stored with the rest once every
 // row is. A builder killed between those transactions restarts from the last position stored,
@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DEFAULT_CONFIG } from '../../../src/config/defaults.ts';
 import type { TrackedEvent } from '../../../src/domain/event.ts';
-import { EnvironmentModel } from '../../../src/model/environment-model.ts';
+import { EnvironmentModel } from '../../../src/builder/environment-model.ts';
 import type { Store } from '../../../src/store/open.ts';
 import { lcg, storedModel, withModelStore } from '../../helpers/model-store.ts';
 

@@ -1,14 +1,14 @@
-// model/histories.ts on real LMDB (in consumer records, model/consumer-records.ts): dropping the
+// builder/histories.ts on real LMDB (in consumer records, builder/consumer-records.ts): dropping the
 // caches after every flush (trim(0)), so every later touch reads records and links back, stores
 // the same as keeping them all in memory.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Store } from '../../../src/store/open.ts';
-import { ConsumerRecords } from '../../../src/model/consumer-records.ts';
-import { HistoryState } from '../../../src/model/histories.ts';
+import { ConsumerRecords } from '../../../src/builder/consumer-records.ts';
+import { HistoryState } from '../../../src/builder/histories.ts';
 import { flushedTogether, hasRecord, storedWithFlushes } from '../../helpers/model-store.ts';
 
-/** Events as model/environment-model.ts applies them to histories. */
+/** Events as builder/environment-model.ts applies them to histories. */
 function run(trim: boolean): Promise<Map<string, unknown>> {
   let seed = 3;
   const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);

@@ -1,8 +1,8 @@
-// model/item-indices.ts on real LMDB: a chunk's missing items get dense new indices (one per
+// builder/item-indices.ts on real LMDB: a chunk's missing items get dense new indices (one per
 // item, however often it appears), known ones keep theirs, and a cold cache reads the same back.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ItemIndices } from '../../../src/model/item-indices.ts';
+import { ItemIndices } from '../../../src/builder/item-indices.ts';
 import { withModelStore } from '../../helpers/model-store.ts';
 
 type Named = readonly (readonly [string, string] | undefined)[];

@@ -1,4 +1,4 @@
-// model/item-layout.ts on real LMDB: content vectors are stored by chunk of VECTOR_CHUNK_ITEMS, a
+// builder/item-layout.ts on real LMDB: content vectors are stored by chunk of VECTOR_CHUNK_ITEMS, a
 // flush rewrites only the chunks of changed items (a deleted item's slot zeroed, a chunk left
 // with no vector removed), and vectors saved one record per item by an earlier version are moved
 // into chunks at the builder's start, computing the missing ones of items in the catalog. Both
@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ENVIRONMENT_DEFAULTS } from '../../../src/config/defaults.ts';
-import { ItemLayoutState } from '../../../src/model/item-layout.ts';
+import { ItemLayoutState } from '../../../src/builder/item-layout.ts';
 import { contentVector } from '../../helpers/content-vector.ts';
-import { VECTOR_DIM } from '../../../src/recommend/reference-ranker.ts';
+import { VECTOR_DIM } from '../../../src/ranker/reference-ranker.ts';
 import { Catalog } from '../../../src/store/catalog.ts';
 import { ITEM_VIEW_CHUNK_ITEMS, itemViewChunkKey, itemViewFingerprint, itemViewFingerprintKey, itemViewProgressKey, type StoredChunk } from '../../../src/store/item-view.ts';
 import { ITEM_ENABLED, ITEM_IN_CATALOG, VECTOR_CHUNK_ITEMS, contentVectorChunkKey, contentVectorKey, itemLayoutKey } from '../../../src/store/model.ts';

@@ -1,8 +1,8 @@
-// The trained model's numeric core (src/model/linear-autoencoder.ts) on small matrices checked
+// The trained model's numeric core (src/training/linear-autoencoder.ts) on small matrices checked
 // against their definitions: the inverse, EASE's zero diagonal, and DLAE's B = I − P·Λ.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { gramMatrix, invertSpdInPlace, trainAutoencoder, type InteractionRows } from '../../../src/model/linear-autoencoder.ts';
+import { gramMatrix, invertSpdInPlace, trainAutoencoder, type InteractionRows } from '../../../src/training/linear-autoencoder.ts';
 
 function rowsOf(users: number[][]): InteractionRows {
   const offsets = [0];

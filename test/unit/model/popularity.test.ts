@@ -1,9 +1,9 @@
-// model/popularity.ts on real LMDB: the arrays are stored as chunks, a flush writes only the
+// builder/popularity.ts on real LMDB: the arrays are stored as chunks, a flush writes only the
 // chunks its events touched, what is read back equals the counts, and an array written whole by
 // an earlier version is read and then replaced by its chunks.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { PopularityState, SECONDS_PER_BUCKET } from '../../../src/model/popularity.ts';
+import { PopularityState, SECONDS_PER_BUCKET } from '../../../src/builder/popularity.ts';
 import { POPULARITY_CHUNK_ITEMS, popularityKey, readPopularity } from '../../../src/store/model.ts';
 import type { Store } from '../../../src/store/open.ts';
 import { withModelStore } from '../../helpers/model-store.ts';

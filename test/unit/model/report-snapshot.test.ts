@@ -1,10 +1,10 @@
-// Report state snapshots (model/report-snapshot.ts): a state encodes and decodes exactly; bytes that
+// Report state snapshots (builder/report-snapshot.ts): a state encodes and decodes exactly; bytes that
 // do not hold a whole state are refused; and a process killed (SIGKILL) at a random moment while it
 // rewrites a multi-chunk snapshot over and over leaves a snapshot that reads back whole and sound,
 // one of the two it was writing, never a mix.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { decodeReportSnapshot, encodeReportSnapshot, readReportSnapshot } from '../../../src/model/report-snapshot.ts';
+import { decodeReportSnapshot, encodeReportSnapshot, readReportSnapshot } from '../../../src/builder/report-snapshot.ts';
 import { killWhileWriting } from '../../helpers/kill-while-writing.ts';
 import { reportSnapshotOf } from '../../helpers/report-snapshot-state.ts';
 

@@ -1,11 +1,11 @@
-// model/reports.ts on real LMDB: clicks and A/B units live in memory and in a snapshot with the log
+// builder/reports.ts on real LMDB: clicks and A/B units live in memory and in a snapshot with the log
 // position it covers; a restart loads it and replays the events after it to them alone (the
 // counters already hold them); counters stay exact across flushes that drop the counter slot
 // registry; clicked items are counted in chunks.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { TrackedEvent } from '../../../src/domain/event.ts';
-import { ReportState } from '../../../src/model/reports.ts';
+import { ReportState } from '../../../src/builder/reports.ts';
 import type { Store } from '../../../src/store/open.ts';
 import { readTopItems } from '../../../src/store/report-reader.ts';
 import { clickedCountsKey, dayOf, rollupKey, unitKey, type Rollup } from '../../../src/store/report-keys.ts';

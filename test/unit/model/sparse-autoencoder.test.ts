@@ -1,10 +1,10 @@
-// The sparse trained model (src/model/sparse-autoencoder.ts) against the dense one it stands
+// The sparse trained model (src/training/sparse-autoencoder.ts) against the dense one it stands
 // for: a head row is the dense row pruned by magnitude, a tail column regressed on its whole
 // neighbourhood is the dense column, and every item of two users or more gets a row.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { trainAutoencoder, type InteractionRows } from '../../../src/model/linear-autoencoder.ts';
-import { type SparseRows, trainSparseAutoencoder } from '../../../src/model/sparse-autoencoder.ts';
+import { trainAutoencoder, type InteractionRows } from '../../../src/training/linear-autoencoder.ts';
+import { type SparseRows, trainSparseAutoencoder } from '../../../src/training/sparse-autoencoder.ts';
 
 /** Deterministic users over `n` items: every pair of items shares some users. */
 function rowsOf(users: number, n: number, seed = 7): InteractionRows {

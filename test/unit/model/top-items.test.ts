@@ -1,10 +1,10 @@
-// model/top-items.ts and the lists model/popularity.ts keeps with it, on real LMDB: lists kept up
+// builder/top-items.ts and the lists builder/popularity.ts keeps with it, on real LMDB: lists kept up
 // to date from changed items alone equal a selection from every score, and the trending list a
 // builder writes does not depend on whether it was restarted (summed anew at start).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { PopularityState, SECONDS_PER_BUCKET } from '../../../src/model/popularity.ts';
-import { decodeTopItems, TopItems } from '../../../src/model/top-items.ts';
+import { PopularityState, SECONDS_PER_BUCKET } from '../../../src/builder/popularity.ts';
+import { decodeTopItems, TopItems } from '../../../src/builder/top-items.ts';
 import { topItemsKey } from '../../../src/store/model.ts';
 import type { Store } from '../../../src/store/open.ts';
 import { withModelStore } from '../../helpers/model-store.ts';

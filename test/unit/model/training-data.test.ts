@@ -1,9 +1,9 @@
-// model/training-data.ts fingerprintOf: a training snapshot keeps values computed under the
+// training/training-data.ts fingerprintOf: a training snapshot keeps values computed under the
 // settings in its fingerprint, so each setting the values depend on must change it.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ENVIRONMENT_DEFAULTS } from '../../../src/config/defaults.ts';
-import { fingerprintOf } from '../../../src/model/training-data.ts';
+import { fingerprintOf } from '../../../src/training/training-data.ts';
 
 const withTrained = (trained: Partial<typeof ENVIRONMENT_DEFAULTS.model.trained>) => ({
   ...ENVIRONMENT_DEFAULTS,

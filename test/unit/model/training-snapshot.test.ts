@@ -1,4 +1,4 @@
-// Training snapshots (model/training-snapshot.ts): a pass encodes and decodes exactly; bytes
+// Training snapshots (training/training-snapshot.ts): a pass encodes and decodes exactly; bytes
 // that do not hold a whole pass are refused; and a process killed (SIGKILL) at a random moment
 // while it rewrites a multi-chunk snapshot over and over leaves a snapshot that reads back
 // whole and sound, one of the two it was writing, never a mix.
@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { test } from 'node:test';
 import { DEFAULT_CONFIG } from '../../../src/config/defaults.ts';
-import { decodePass, encodePass, readTrainingSnapshot, type TrainingPass, writeTrainingSnapshot } from '../../../src/model/training-snapshot.ts';
+import { decodePass, encodePass, readTrainingSnapshot, type TrainingPass, writeTrainingSnapshot } from '../../../src/training/training-snapshot.ts';
 import { Store } from '../../../src/store/open.ts';
 import { snapshotPass } from '../../helpers/snapshot-pass.ts';
 import { tempDir } from '../../helpers/server.ts';

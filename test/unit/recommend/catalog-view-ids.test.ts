@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ENVIRONMENT_DEFAULTS } from '../../../src/config/defaults.ts';
-import { CatalogView } from '../../../src/recommend/catalog-view.ts';
-import { WasmRanker } from '../../../src/recommend/kernel.ts';
+import { CatalogView } from '../../../src/serving/catalog-view.ts';
+import { WasmRanker } from '../../../src/ranker/kernel.ts';
 import { Catalog } from '../../../src/store/catalog.ts';
 import { withModelStore } from '../../helpers/model-store.ts';
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Item } from '../../../src/domain/item.ts';
-import { writeContentVector } from '../../../src/recommend/content-vector.ts';
+import { writeContentVector } from '../../../src/serving/content-vector.ts';
 import { contentVector } from '../../helpers/content-vector.ts';
-import { VECTOR_DIM } from '../../../src/recommend/reference-ranker.ts';
+import { VECTOR_DIM } from '../../../src/ranker/reference-ranker.ts';
 
 /** The definition the scanning implementation must agree with exactly: the regex it replaced. */
 function referenceVector(item: Item): Float32Array | null {

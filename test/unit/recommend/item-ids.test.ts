@@ -1,10 +1,10 @@
-// The ranking worker's item ids off the GC's heap (recommend/item-ids.ts): ids of any script come
+// The ranking worker's item ids off the GC's heap (serving/item-ids.ts): ids of any script come
 // back as they went in, through the arena's and the lookup's growth; ixOf tells apart ids whose
 // UTF-16 code units equal another id's UTF-8 bytes; an ix keeps its first id; a list joins in one
 // piece; an ix without a configured type is named but never looked up.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ItemIds, idHash } from '../../../src/recommend/item-ids.ts';
+import { ItemIds, idHash } from '../../../src/serving/item-ids.ts';
 
 const NO_TYPE = 0xff;
 // ASCII, Latin-1, CJK, an astral character (a surrogate pair), and the longest id allowed (256).

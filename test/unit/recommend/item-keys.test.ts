@@ -1,9 +1,9 @@
-// Item keys (recommend/item-keys.ts): each item reads back the ids it was given last, in their
+// Item keys (serving/item-keys.ts): each item reads back the ids it was given last, in their
 // order, through rewrites that leave the pool mostly dead and force compactions; a key is
 // interned once.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ItemKeys } from '../../../src/recommend/item-keys.ts';
+import { ItemKeys } from '../../../src/serving/item-keys.ts';
 
 const idsOf = (keys: ItemKeys, ix: number) => Array.from(keys.pool.subarray(keys.start(ix), keys.start(ix) + keys.count(ix)));
 

@@ -1,9 +1,9 @@
-// An information field's values off the GC's heap (recommend/item-texts.ts): every value reads
+// An information field's values off the GC's heap (serving/item-texts.ts): every value reads
 // back as last written, through overwrites in place, longer values appended, values cleared, an
 // empty string kept apart from no value, and the compactions that reclaim stale bytes.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ItemTexts } from '../../../src/recommend/item-texts.ts';
+import { ItemTexts } from '../../../src/serving/item-texts.ts';
 
 test('values read back as last written through overwrites, growth, clearing and compaction', () => {
   const texts = new ItemTexts();

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { LIST_OVERHEAD_ITEMS, ListCache, type CachedList } from '../../../src/recommend/list-cache.ts';
+import { LIST_OVERHEAD_ITEMS, ListCache, type CachedList } from '../../../src/main-thread/list-cache.ts';
 
 /** Room for `ids` item ids in `lists` lists. */
 const room = (ids: number, lists: number) => ids + lists * LIST_OVERHEAD_ITEMS;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DEFAULT_CONFIG } from '../../../src/config/defaults.ts';
-import { decodeRankTask, encodeRankTask, packReply, unpackReply, type BatchOutcome } from '../../../src/recommend/messages.ts';
+import { decodeRankTask, encodeRankTask, packReply, unpackReply, type BatchOutcome } from '../../../src/serving/messages.ts';
 
 const ENVIRONMENTS = { demo: { ...DEFAULT_CONFIG.environments.demo!, lists: { ...DEFAULT_CONFIG.environments.demo!.lists, german: { strategy: 'latest' as const, itemTypes: ['article'], filters: { language: 'de' } } } } };
 

@@ -1,4 +1,4 @@
-// A ranking worker's neighbour-row arena (recommend/neighbour-rows.ts) over real LMDB rows: each
+// A ranking worker's neighbour-row arena (serving/neighbour-rows.ts) over real LMDB rows: each
 // row reads back as the stored one (stored in no order) sorted strongest first, equal weights by
 // lower ix, cut to the row length and scaled so its strongest is 1, a
 // dropped row is read anew after the builder rewrote it, and when the arena is full every row
@@ -9,7 +9,7 @@ import { rmSync } from 'node:fs';
 import { test } from 'node:test';
 import { encodeNeighboursInto, neighboursKey, neighboursWords } from '../../../src/store/model.ts';
 import { Store } from '../../../src/store/open.ts';
-import { NeighbourRows } from '../../../src/recommend/neighbour-rows.ts';
+import { NeighbourRows } from '../../../src/serving/neighbour-rows.ts';
 import { tempDir } from '../../helpers/server.ts';
 
 function writeRow(store: Store, ix: number, row: Array<[number, number]>): void {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CONSUMED_STRIDE, MAX_ENTRIES, MAX_VALUES, NoticeJournal, NoticeReader, type Notice, type NoticeHandlers } from '../../../src/recommend/notices.ts';
+import { CONSUMED_STRIDE, MAX_ENTRIES, MAX_VALUES, NoticeJournal, NoticeReader, type Notice, type NoticeHandlers } from '../../../src/serving/notices.ts';
 
 const model = (environment: string): Notice => ({ kind: 'model', environment });
 

@@ -1,4 +1,4 @@
-// Stopping the ranking pool (recommend/pool.ts) with real workers over a real data directory
+// Stopping the ranking pool (main-thread/ranking-pool.ts) with real workers over a real data directory
 // (test/helpers/stop-pool.ts, in a process of its own). Piscina stops a worker with
 // worker.terminate(); a worker stopped inside an lmdb-js call that throws (opening its
 // environment) aborts the whole process, so a stop waits for workers still starting. Seen in CI:

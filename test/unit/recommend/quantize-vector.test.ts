@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { quantizeVector, VECTOR_DIM } from '../../../src/recommend/reference-ranker.ts';
+import { quantizeVector, VECTOR_DIM } from '../../../src/ranker/reference-ranker.ts';
 
 test('a vector is held as i8 × one scale, each value within half a step of the original', () => {
   const v = Float32Array.from({ length: VECTOR_DIM }, (_, d) => Math.sin(d + 1) * 0.4);

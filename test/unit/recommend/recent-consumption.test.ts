@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { consumedEntries } from '../../../src/recommend/notices.ts';
-import { RECENT_STRIDE, RecentConsumption } from '../../../src/recommend/recent-consumption.ts';
+import { consumedEntries } from '../../../src/serving/notices.ts';
+import { RECENT_STRIDE, RecentConsumption } from '../../../src/serving/recent-consumption.ts';
 
 const weights = { detail_pageview: 1, purchase: 5 };
 const view = (item: string, who: Record<string, unknown>) => ({

@@ -1,13 +1,13 @@
-// The request counter's records (recommend/request-counter.ts counts on the main thread, the
-// builder's model/request-counts.ts writes, store/report-keys.ts): per-item counts and coverage
+// The request counter's records (main-thread/request-counter.ts counts on the main thread, the
+// builder's builder/request-counts.ts writes, store/report-keys.ts): per-item counts and coverage
 // are kept in chunks of ix, so a write rewrites only the chunks it touched; the reports read them
 // back exactly, across chunks and flushes, in whatever order items were counted, together with
 // whole-day records written before the chunks.
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { test } from 'node:test';
-import { CHUNKS_PER_FLUSH, RequestCountsWriter } from '../../../src/model/request-counts.ts';
-import { ITEMS_PER_POST, RequestCounter } from '../../../src/recommend/request-counter.ts';
+import { CHUNKS_PER_FLUSH, RequestCountsWriter } from '../../../src/builder/request-counts.ts';
+import { ITEMS_PER_POST, RequestCounter } from '../../../src/main-thread/request-counter.ts';
 import type { RequestCounts } from '../../../src/domain/request-counts.ts';
 import { Store } from '../../../src/store/open.ts';
 import { COUNT_CHUNK_ITEMS, COVERAGE_CHUNK_ITEMS, dayOf } from '../../../src/store/report-keys.ts';

@@ -1,9 +1,9 @@
-// recommend/trained-scores.ts seedRowScale: how much a history item's trained row counts in a
+// serving/trained-scores.ts seedRowScale: how much a history item's trained row counts in a
 // history of n items under model.trained.shortHistoryItems k: divided by its largest |weight| to
 // the power k/(k + n), so short histories weigh their items alike and long ones as learned.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { seedRowScale } from '../../../src/recommend/trained-scores.ts';
+import { seedRowScale } from '../../../src/serving/trained-scores.ts';
 
 const close = (actual: number, expected: number) => assert.ok(Math.abs(actual - expected) < 1e-12, `${actual} ≠ ${expected}`);
 

@@ -1,4 +1,4 @@
-// A ranking worker's reader of the trained model (recommend/trained-scores.ts) over real LMDB:
+// A ranking worker's reader of the trained model (serving/trained-scores.ts) over real LMDB:
 // after a version switch it reads the rows ahead, most consumed columns first, within the time
 // it is given, and a row it read ahead is served from memory (here: after the stored rows were
 // deleted, which a real version never is while it serves).
@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { test } from 'node:test';
 import { ENVIRONMENT_DEFAULTS } from '../../../src/config/defaults.ts';
-import { CatalogView } from '../../../src/recommend/catalog-view.ts';
-import { WasmRanker } from '../../../src/recommend/kernel.ts';
-import { TrainedScores } from '../../../src/recommend/trained-scores.ts';
+import { CatalogView } from '../../../src/serving/catalog-view.ts';
+import { WasmRanker } from '../../../src/ranker/kernel.ts';
+import { TrainedScores } from '../../../src/serving/trained-scores.ts';
 import { Catalog } from '../../../src/store/catalog.ts';
 import { Store } from '../../../src/store/open.ts';
 import { bytesOf, encodeNeighboursInto, neighboursWords } from '../../../src/store/model.ts';

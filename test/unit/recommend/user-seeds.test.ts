@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { UserSeeds } from '../../../src/recommend/user-seeds.ts';
+import { UserSeeds } from '../../../src/serving/user-seeds.ts';
 
 test('a repeated item keeps its strongest weight and latest time; time 0 (now) wins', () => {
   const seeds = new UserSeeds();

@@ -1,5 +1,5 @@
 // Piscina's per-worker `interface` objects, as its load balancer receives them: built once per
-// worker with memoizeWorkerInterfaces (recommend/worker-interfaces.ts), where Piscina 5 builds a
+// worker with memoizeWorkerInterfaces (serving/worker-interfaces.ts), where Piscina 5 builds a
 // new one, with its own accessor closures, for every task it places. And each worker's tasks in
 // flight kept in a TaskTable (replaceTaskMaps) instead of a Map: the same answers to every call
 // Piscina makes, and a pool that runs, balances and finishes tasks as before.
@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { Piscina } from 'piscina';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { TaskTable, memoizeWorkerInterfaces, replaceTaskMaps } from '../../../src/recommend/worker-interfaces.ts';
+import { TaskTable, memoizeWorkerInterfaces, replaceTaskMaps } from '../../../src/serving/worker-interfaces.ts';
 
 /** Piscina's load balancer type (its package does not export it by name). */
 type LoadBalancer = NonNullable<NonNullable<ConstructorParameters<typeof Piscina>[0]>['loadBalancer']>;

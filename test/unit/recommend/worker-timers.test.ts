@@ -1,4 +1,4 @@
-// A ranking worker's event loop turns between tasks (recommend/pool.ts: Piscina's 'async'
+// A ranking worker's event loop turns between tasks (main-thread/ranking-pool.ts: Piscina's 'async'
 // atomics). With Piscina's default it never did, and the timer lmdb-js sets on every read snapshot
 // a batch renews stayed in the worker's timer list for good: ~2 Timeout objects per request, a
 // heap that only grew (30 MB after 18 s at ~11,000 requests/s) and the worker's longest GC pauses.

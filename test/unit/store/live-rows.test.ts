@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Worker } from 'node:worker_threads';
-import { CooccurrenceState } from '../../../src/model/cooccurrence.ts';
+import { CooccurrenceState } from '../../../src/builder/cooccurrence.ts';
 import { createLiveRows, LiveRowReader, type LiveRowsMemory } from '../../../src/store/live-rows.ts';
 import type { Store } from '../../../src/store/open.ts';
 import { NeighbourRowReader } from '../../../src/store/model.ts';
@@ -94,8 +94,8 @@ test('a reader beside a writer thread that adds, grows, cuts, flushes and trims 
   const ROWS = 3000;
   const RESIDUES = 7;
   const stop = new SharedArrayBuffer(4);
-  const worker = new Worker(new URL('../../../src/ts-worker.mjs', import.meta.url), {
-    // Not the test process's preloads (a TypeScript one a worker cannot load): ts-worker.mjs registers tsx itself.
+  const worker = new Worker(new URL('../../../src/threads/ts-worker.mjs', import.meta.url), {
+    // Not the test process's preloads (a TypeScript one a worker cannot load): threads/ts-worker.mjs registers tsx itself.
     execArgv: [],
     workerData: { entry: new URL('../../helpers/live-rows-writer.ts', import.meta.url).href, live, stop, rows: ROWS, residues: RESIDUES, dataDir: tempDir() },
   });
