@@ -81,6 +81,9 @@ export class ModelBuilder {
   #reports: BuilderThread | undefined;
   readonly #heldCounts: RequestCounts[] = [];
   #stopping = false;
+  /** Resolved when the model thread has started (the report counters' thread may then start). */
+  readonly #modelStarted: Promise<void>;
+  #onModelStarted!: () => void;
   #stats: BuilderStats | undefined;
   #reportsStats: BuilderStats | undefined;
   /** Where the model thread publishes neighbour rows between its flushes, per environment: for the ranking workers. */
@@ -104,6 +107,7 @@ export class ModelBuilder {
   }) {
     this.#log = options.log;
     this.#onRows = options.onRows ?? (() => undefined);
+    this.#modelStarted = new Promise((resolve) => (this.#onModelStarted = resolve));
     const niceness = options.niceness ?? 0;
     // Made here, not in the thread: a restarted thread keeps its rows where the workers read them.
     this.liveRows = createLiveRows(Object.keys(options.environments));
@@ -146,8 +150,9 @@ export class ModelBuilder {
     this.#model = new BuilderThread(data, this.#log, (message) => {
       if (message.type === 'rows') this.#onRows(message);
       else if (message.type === 'stats') this.#onStats(message);
-      // The model thread set the positions the reports inherit: the reports thread may start (once).
-      else if (!this.#reports && !this.#stopping) {
+      // The model thread set the positions the reports inherit: the reports thread may start
+      // (once); during a stop only to write the request counts held for it (close()).
+      else if (!this.#reports && (!this.#stopping || this.#heldCounts.length > 0)) {
         // Reports are sums read hours later: at the lowest niceness, 19, whenever the model's is
         // lowered (the process's own priority when it is kept). On one core at 15 they took a
         // quarter of it from the model's catch-up: the events bench (3 × 10 s) at 15 then 19, model
@@ -160,6 +165,7 @@ export class ModelBuilder {
           if (m.type === 'stats') this.#reportsStats = m;
         });
         for (const counts of this.#heldCounts.splice(0)) this.postRequestCounts(counts);
+        this.#onModelStarted();
       }
     });
   }
@@ -207,6 +213,11 @@ export class ModelBuilder {
    */
   async close(timeoutMs = 10_000): Promise<void> {
     this.#stopping = true;
-    await Promise.all([this.#model.close(timeoutMs), this.#reports?.close(timeoutMs)]);
+    const model = this.#model.close(timeoutMs);
+    // A stop before the model thread has started (a SIGTERM in the service's first second, on a
+    // busy machine) must still write the request counts held for the report counters: their
+    // thread starts once the model's has, and stops at once after its final write.
+    if (!this.#reports && this.#heldCounts.length > 0) await Promise.race([this.#modelStarted, model]);
+    await Promise.all([model, this.#reports?.close(timeoutMs)]);
   }
 }

@@ -5,8 +5,11 @@
 // before the ranking workers have built their engines: events are taken at once. Request counts
 // made just before a stop are written by the builder's last write.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { readdirSync, rmSync } from 'node:fs';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { DEFAULT_CONFIG } from '../../src/config/defaults.ts';
 import { waitFor } from '../helpers/api.ts';
 import { getToken, runCli } from '../helpers/auth.ts';
@@ -152,4 +155,14 @@ test('recommendation requests answered just before SIGTERM are in the reports af
   const requests = (dimension: string, value: string) => body.rows.find((r) => r.dimension === dimension && r.value === value)?.metrics.requests;
   assert.equal(requests('list_name', 'popular'), 3, JSON.stringify(body.rows));
   assert.equal(requests('page_type', 'home'), 3);
+});
+
+const STOP_BEFORE_START = fileURLToPath(new URL('../helpers/stop-before-start.ts', import.meta.url));
+
+test('request counts posted before the model builder has started are written when it stops at once (the report counters start to write them)', async (t) => {
+  const dataDir = tempDir('affinity-early-stop-');
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', STOP_BEFORE_START, dataDir], { timeout: 60_000 });
+  const rows = JSON.parse(stdout) as Array<{ value: string; metrics: { requests?: number } }>;
+  assert.equal(rows.find((r) => r.value === 'popular')?.metrics.requests, 3, stdout);
 });
