@@ -14,7 +14,7 @@ if (process.argv[2] === '--child') {
   const items = Number(process.argv[3]);
   const { DEFAULT_OPTIONS, generateEventBatches } = await import('../scripts/synthetic/dataset.ts');
   const { ENVIRONMENT_DEFAULTS } = await import('../src/config/defaults.ts');
-  const { eventWeight } = await import('../src/builder/event-weight.ts');
+  const { eventWeight } = await import('../src/domain/event-weight.ts');
   const { trainSparseAutoencoder } = await import('../src/training/sparse-autoencoder.ts');
   const t0 = performance.now();
   const options = { ...DEFAULT_OPTIONS, items, users: items / 2, events: items * 10 };

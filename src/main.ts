@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { ConfigError, loadConfig } from './config/load.ts';
 import type { Config } from './config/types.ts';
 import { PortUnavailableError } from './http/server.ts';
-import { startService } from './main-thread/service.ts';
+import { startService } from './service.ts';
 import { lmdbBuild } from './store/lmdb-build.ts';
 
 let config: Config;

@@ -5,20 +5,8 @@
  * restart forgets them, which only ever helps the right secret). Counts failed attempts for
  * operators. Does no I/O and knows nothing of HTTP.
  */
+import type { TokenEndpointLimits } from '../config/types.ts';
 
-/** Limits of the token endpoint (config `auth.tokenEndpoint`). */
-export interface TokenEndpointLimits {
-  /** Requests a source address may make at once, and per minute after that. */
-  addressBurst: number;
-  addressPerMinute: number;
-  /** Requests naming one client id at once, and per minute after that. */
-  clientBurst: number;
-  clientPerMinute: number;
-  /** Failed secrets in a row after which a client id is locked... */
-  lockoutFailures: number;
-  /** ...for this long; each lockout in a row (no success between) doubles it, up to MAX_LOCKOUT_FACTOR. */
-  lockoutSec: number;
-}
 
 /** Why an attempt may not proceed, and when it may be retried. */
 export interface Refusal {

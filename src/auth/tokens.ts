@@ -18,7 +18,7 @@ import {
 import type { AuthConfig } from '../config/types.ts';
 import { parseAllowList } from '../outbound/allow-list.ts';
 import { guardedFetch } from '../outbound/guard.ts';
-import { AppError, E } from '../errors.ts';
+import { AppError, E } from '../domain/errors.ts';
 import { SIGNING_ALG, type SigningKey } from './signing-key.ts';
 
 export const AUDIENCE = 'affinity-api';

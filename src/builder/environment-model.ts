@@ -14,7 +14,7 @@ import type { LiveRowsMemory } from '../store/live-rows.ts';
 import { ConsumedSets } from './consumed-sets.ts';
 import { ConsumerRecords } from './consumer-records.ts';
 import { CooccurrenceState } from './cooccurrence.ts';
-import { eventWeight } from './event-weight.ts';
+import { eventWeight } from '../domain/event-weight.ts';
 import { HistoryState } from './histories.ts';
 import { PopularityState } from './popularity.ts';
 

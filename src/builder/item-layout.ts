@@ -16,7 +16,7 @@ import { grown } from '../domain/grown.ts';
 import type { Item, StoredItem } from '../domain/item.ts';
 import type { CatalogChange } from '../store/catalog.ts';
 import { itemIndexCount } from '../store/item-index.ts';
-import { writeContentVector } from '../serving/content-vector.ts';
+import { writeContentVector } from '../ranker/content-vector.ts';
 import { VECTOR_DIM } from '../ranker/reference-ranker.ts';
 import {
   ITEM_ENABLED,

@@ -9,7 +9,6 @@
  * builder now keeps them here and writes them as two small records (store/model.ts topItemsKey).
  */
 import { grown } from '../domain/grown.ts';
-import { copyF32, copyU32 } from '../store/model.ts';
 
 export class TopItems {
   readonly #size: number;
@@ -102,11 +101,4 @@ export class TopItems {
     }
     return out;
   }
-}
-
-/** A stored list (TopItems.encode) as index and score arrays, copied; empty when absent or malformed. */
-export function decodeTopItems(bytes: Uint8Array | undefined): { ix: Uint32Array; weight: Float32Array } {
-  const n = bytes && bytes.length >= 4 ? Buffer.from(bytes.buffer, bytes.byteOffset, 4).readUInt32LE(0) : 0;
-  if (!bytes || bytes.length !== 4 + 8 * n) return { ix: new Uint32Array(0), weight: new Float32Array(0) };
-  return { ix: copyU32(bytes.subarray(4, 4 + 4 * n)), weight: copyF32(bytes.subarray(4 + 4 * n, 4 + 8 * n)) };
 }

@@ -15,7 +15,7 @@ import { ConfigError, loadConfig } from '../config/load.ts';
 import { FEED_USAGE, FeedFlagError, FeedUsageError, runFeedCommand, type OpenStore } from './feeds.ts';
 import { EventLog } from '../store/event-log.ts';
 import { Store, storeDataFile } from '../store/open.ts';
-import { packageVersion } from '../version.ts';
+import { packageVersion } from '../config/version.ts';
 
 const COMMAND_USAGE: Record<string, string> = {
   serve: `  affinity serve

@@ -2,23 +2,23 @@
  * @module config/types
  * The shape of the frozen Config every module receives a slice of. Types only.
  */
-import type { TokenEndpointLimits } from '../auth/attempt-limiter.ts';
 import type { DisableMarker, FeedFormat, FeedHeader } from '../domain/feed.ts';
+import type { ListFilters } from '../domain/list-filters.ts';
 
 export type ListStrategy = 'personalized' | 'item_to_item' | 'trending' | 'popular' | 'latest';
 
-/**
- * Filters on the filterable item fields (DESIGN.md): within a field any value matches, across
- * fields all must. A category path matches an item with a path that starts with it.
- */
-export interface ListFilters {
-  categories?: Array<string | string[]>;
-  flags?: string[];
-  language?: string | string[];
-  access_type?: string | string[];
-  item_type?: string | string[];
-  /** Configured attribute keys (EnvironmentConfig.filterAttributes) → accepted value(s). */
-  item_attributes?: Record<string, string | string[]>;
+/** Limits of the token endpoint (config `auth.tokenEndpoint`). */
+export interface TokenEndpointLimits {
+  /** Requests a source address may make at once, and per minute after that. */
+  addressBurst: number;
+  addressPerMinute: number;
+  /** Requests naming one client id at once, and per minute after that. */
+  clientBurst: number;
+  clientPerMinute: number;
+  /** Failed secrets in a row after which a client id is locked... */
+  lockoutFailures: number;
+  /** ...for this long; each lockout in a row (no success between) doubles it, up to MAX_LOCKOUT_FACTOR. */
+  lockoutSec: number;
 }
 
 export interface ListConfig {
@@ -95,7 +95,7 @@ export interface TrainedModelConfig {
   maxSeeds: number;
   /**
    * An imported event's own `weight` (a rating) enters training raised to this power, times its
-   * type's weight: 1 as given, 0 only whether it is above 0 (builder/event-weight.ts).
+   * type's weight: 1 as given, 0 only whether it is above 0 (domain/event-weight.ts).
    */
   ownWeightPower: number;
   /**

@@ -6,8 +6,21 @@
  * per value it has (every prefix of each category path, so a filter at any level matches); a
  * filter becomes, per field, the keys of which an item needs any one. Pure.
  */
-import type { ListFilters } from '../config/types.ts';
 import type { Item } from './item.ts';
+
+/**
+ * Filters on the filterable item fields (DESIGN.md): within a field any value matches, across
+ * fields all must. A category path matches an item with a path that starts with it.
+ */
+export interface ListFilters {
+  categories?: Array<string | string[]>;
+  flags?: string[];
+  language?: string | string[];
+  access_type?: string | string[];
+  item_type?: string | string[];
+  /** Configured attribute keys (EnvironmentConfig.filterAttributes) → accepted value(s). */
+  item_attributes?: Record<string, string | string[]>;
+}
 
 const VALUE = { type: 'string', minLength: 1, maxLength: 256 } as const;
 const VALUES = { type: 'array', minItems: 1, maxItems: 100, items: VALUE } as const;

@@ -6,7 +6,7 @@
  */
 import { isClientActive } from '../auth/clients.ts';
 import type { Grant, TokenVerifier } from '../auth/tokens.ts';
-import { E } from '../errors.ts';
+import { E } from '../domain/errors.ts';
 import type { Store } from '../store/open.ts';
 
 export interface Authorizer {

@@ -3,7 +3,7 @@
  * The configured environment a path names, for every route under /api/{environment}.
  */
 import type { Config, EnvironmentConfig } from '../config/types.ts';
-import { E } from '../errors.ts';
+import { E } from '../domain/errors.ts';
 
 /** The environment's configuration; throws E.environmentNotFound (404) for any other name. */
 export function environmentOf(environments: Config['environments'], name: string): EnvironmentConfig {

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import protobuf from 'protobufjs';
-import { E } from '../errors.ts';
+import { E } from '../domain/errors.ts';
 
 export const PROTOBUF_MEDIA_TYPE = 'application/x-protobuf';
 /** Where the published schema lives, one folder above src/ and dist/ alike. */

@@ -6,7 +6,7 @@
  */
 import { promisify } from 'node:util';
 import { gunzip, inflate } from 'node:zlib';
-import { E } from '../errors.ts';
+import { E } from '../domain/errors.ts';
 import { parseJson } from '../domain/parse-json.ts';
 import type { Exchange } from './respond.ts';
 

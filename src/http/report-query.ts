@@ -7,7 +7,7 @@
  * parameters are refused; a reversed range or one longer than the configured maximum is a 400.
  */
 import type { ReportsConfig } from '../config/types.ts';
-import { E, type FieldError } from '../errors.ts';
+import { E, type FieldError } from '../domain/errors.ts';
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const MS_PER_DAY = 86_400_000;

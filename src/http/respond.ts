@@ -9,7 +9,7 @@
 import { STATUS_CODES } from 'node:http';
 import { constants, gzipSync } from 'node:zlib';
 import type { Logger } from 'pino';
-import { AppError, E } from '../errors.ts';
+import { AppError, E } from '../domain/errors.ts';
 import type { HttpResponse } from './uws.ts';
 
 /** Per-route overrides of error statuses, copied from the route's SPEC.md table. */

@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { E } from '../errors.ts';
+import { E } from '../domain/errors.ts';
 import type { RequestObserver, ServiceMetrics } from '../metrics/service-metrics.ts';
 import { decodeContentEncoding, readBody } from './read-body.ts';
 import { sendEmpty, sendProblem, type Exchange, type StatusMap } from './respond.ts';

@@ -7,7 +7,7 @@
  * the file stream's buffer is full.
  */
 import { createWriteStream, rmSync, type WriteStream } from 'node:fs';
-import { E } from '../errors.ts';
+import { E } from '../domain/errors.ts';
 import type { Exchange } from './respond.ts';
 
 export interface Upload {

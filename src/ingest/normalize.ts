@@ -4,10 +4,10 @@
  * wire body becomes an Item through the same validation as the Items API (parseItemBody, and the
  * environment's item types), or a one-line reason to report. Also the value coercions that
  * mapped feeds and file rows share (timestamps in the forms feeds use, strings out of numbers).
- * Imports http/schemas/item.ts on purpose: every channel validates with that one schema.
+ * Imports domain/item-schema.ts on purpose: every channel validates with that one schema.
  */
 import type { Item } from '../domain/item.ts';
-import { parseItemBody } from '../http/schemas/item.ts';
+import { parseItemBody } from '../domain/item-schema.ts';
 
 /** An Item-shaped plain object, not yet validated. */
 export type Candidate = Record<string, unknown>;

@@ -8,7 +8,7 @@
 import { Piscina } from 'piscina';
 import { memoizeWorkerInterfaces, replaceTaskMaps } from '../serving/worker-interfaces.ts';
 import type { Config } from '../config/types.ts';
-import { E } from '../errors.ts';
+import { E } from '../domain/errors.ts';
 import { onStoreChange } from '../store/change-signal.ts';
 import { NoticeJournal, type Notice } from '../serving/notices.ts';
 import { ENGINE_BUILT, unpackReply, type BatchOutcome, type BatchReply, type WireRankTask, type WireTaskOrCheck } from '../serving/messages.ts';

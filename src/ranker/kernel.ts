@@ -19,7 +19,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AppError } from '../errors.ts';
+import type { AppError } from '../domain/errors.ts';
 import {
   VECTOR_DIM,
   itemArraysProblem,

@@ -24,7 +24,7 @@
  *    cache line in the kernel); the dot product is over the quantised values, times the scale.
  * 4. top k: non-finite scores dropped; higher score first, equal scores by lower ix.
  */
-import { AppError } from '../errors.ts';
+import { AppError } from '../domain/errors.ts';
 import { ITEM_ENABLED, ITEM_IN_CATALOG } from '../store/model.ts';
 
 /** f32 per content vector, for items and for a request's context vector. */

@@ -32,8 +32,8 @@ import {
   itemViewFingerprint,
   itemViewFingerprintKey,
 } from '../store/item-view.ts';
-import type { ListFilters } from '../config/types.ts';
-import { writeContentVector } from './content-vector.ts';
+import type { ListFilters } from '../domain/list-filters.ts';
+import { writeContentVector } from '../ranker/content-vector.ts';
 import { ItemIds } from './item-ids.ts';
 import { ItemTexts } from './item-texts.ts';
 import { ItemKeys } from './item-keys.ts';

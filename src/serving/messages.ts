@@ -11,7 +11,8 @@
  * an ArrayBuffer per list. Errors, checks and lists with information fields (rare) still travel
  * as objects.
  */
-import type { Config, ListFilters } from '../config/types.ts';
+import type { Config } from '../config/types.ts';
+import type { ListFilters } from '../domain/list-filters.ts';
 import { parseJson } from '../domain/parse-json.ts';
 import type { CheckOutcome, CheckTask, ListTask, RankedList, RankOutcome, RankTask } from './task.ts';
 

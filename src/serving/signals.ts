@@ -7,9 +7,8 @@
  * reload rarely and never for a stale-check it can skip. The lists are small records; only the
  * prior is catalog-sized (one copy into the kernel per reload).
  */
-import { decodeTopItems } from '../builder/top-items.ts';
 import type { Key } from 'lmdb';
-import { eventsPositionKey, readPopularity, topItemsKey } from '../store/model.ts';
+import { decodeTopItems, eventsPositionKey, readPopularity, topItemsKey } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 import type { CatalogView } from './catalog-view.ts';
 

@@ -3,7 +3,8 @@
  * What the main thread sends a ranking worker and what comes back: plain, structured-clone
  * friendly data (a batch of these is one Piscina task). Types only.
  */
-import type { ListFilters, ListStrategy } from '../config/types.ts';
+import type { ListStrategy } from '../config/types.ts';
+import type { ListFilters } from '../domain/list-filters.ts';
 
 /** An item named by a request: the type is optional in SPEC.md's HistoryItem and ListContentItem. */
 export interface ItemRef {

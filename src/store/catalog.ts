@@ -57,7 +57,7 @@ interface BatchCounters {
  * item: lookups answer "absent" for them instead of throwing (a path segment or cursor of any
  * length reaches here).
  */
-const MAX_ITEM_ID_BYTES = 1024; // 256 code points of up to 4 bytes (http/schemas/item.ts)
+const MAX_ITEM_ID_BYTES = 1024; // 256 code points of up to 4 bytes (domain/item-schema.ts)
 const MAX_ITEM_TYPE_BYTES = 256; // configured type names are far shorter
 
 function fits(part: string, maxBytes: number): boolean {

@@ -14,7 +14,7 @@
  * | [env, 'pop', hour, chunk]         | the same for one UTC hour (hour = unix sec / 3600)          |
  * | [env, 'top', 'popular' / 'trending'] | Ranked list: u32 n, n × u32 ix, n × f32 score (builder/top-items.ts) |
  * | [env, 'item', 'flags']            | u8 per ix: bit 0 in catalog, bit 1 enabled                 |
- * | [env, 'cvc', chunk]               | Content vectors of ix chunk × VECTOR_CHUNK_ITEMS on: f32 × VECTOR_DIM each (serving/content-vector.ts), zeros = none; absent = not saved |
+ * | [env, 'cvc', chunk]               | Content vectors of ix chunk × VECTOR_CHUNK_ITEMS on: f32 × VECTOR_DIM each (ranker/content-vector.ts), zeros = none; absent = not saved |
  * | [env, 'cv', ix]                   | One content vector, as written before the chunks (read at start, moved into chunks by the builder) |
  */
 
@@ -285,4 +285,11 @@ export function readPopularity(db: Database<Buffer>, env: string, bucket: number
     bytes.set((value as Buffer).subarray(0, Math.min(value.length, POPULARITY_CHUNK_ITEMS * 4, bytes.length - at)), at);
   }
   return out;
+}
+
+/** A stored list (builder/top-items.ts TopItems.encode) as index and score arrays, copied; empty when absent or malformed. */
+export function decodeTopItems(bytes: Uint8Array | undefined): { ix: Uint32Array; weight: Float32Array } {
+  const n = bytes && bytes.length >= 4 ? Buffer.from(bytes.buffer, bytes.byteOffset, 4).readUInt32LE(0) : 0;
+  if (!bytes || bytes.length !== 4 + 8 * n) return { ix: new Uint32Array(0), weight: new Float32Array(0) };
+  return { ix: copyU32(bytes.subarray(4, 4 + 4 * n)), weight: copyF32(bytes.subarray(4 + 4 * n, 4 + 8 * n)) };
 }

@@ -21,9 +21,15 @@
  * start and model switch, and requests paid for the rows not read yet (issue 11, catalog scale).
  */
 import type { Store } from './open.ts';
-import type { SparseRows } from '../training/sparse-autoencoder.ts';
 import { bytesOf, copyU32 } from './model.ts';
 import { transactionSyncRetried } from './commit.ts';
+
+/** Per model column s, the columns it adds to and by how much: `cols/weights[offsets[s] .. offsets[s + 1])`, largest |w| first. */
+export interface SparseRows {
+  offsets: Uint32Array;
+  cols: Uint32Array;
+  weights: Float32Array;
+}
 
 export interface TrainedModelMeta {
   /** Increasing per environment; rows of other versions are never read for this one. */

@@ -17,6 +17,7 @@
  * of both parts are coefficients of one objective, so they add up in one score. Pure
  * computation: no I/O, no threads (the trainer worker runs it).
  */
+import type { SparseRows } from '../store/trained-model.ts';
 import { selectLargest, sortByKey } from '../domain/select-largest.ts';
 import { type AutoencoderOptions, type InteractionRows, trainAutoencoder } from './linear-autoencoder.ts';
 
@@ -27,13 +28,6 @@ export interface SparseModelOptions extends AutoencoderOptions {
   rowLength: number;
   /** Co-occurring items a tail item's column is regressed on. */
   neighbourhood: number;
-}
-
-/** Per model column s, the columns it adds to and by how much: `cols/weights[offsets[s] .. offsets[s + 1])`, largest |w| first. */
-export interface SparseRows {
-  offsets: Uint32Array;
-  cols: Uint32Array;
-  weights: Float32Array;
 }
 
 /**

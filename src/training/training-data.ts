@@ -1,7 +1,7 @@
 /**
  * @module training/training-data
  * Reads one environment's event log into the trained model's input: per user, the items they
- * consumed with a value (their strongest event's weight, builder/event-weight.ts, an imported
+ * consumed with a value (their strongest event's weight, domain/event-weight.ts, an imported
  * event's own weight raised to model.trained.ownWeightPower, decayed by age when
  * model.trained.halfLifeSec is set), over every item consumed by at least two users (one
  * user says nothing about what goes together), most consumed first. Values are scaled so their
@@ -13,7 +13,7 @@ import type { EnvironmentConfig } from '../config/types.ts';
 import { EventLog, type StoredEvent } from '../store/event-log.ts';
 import { EVENT_TYPE_CODES, eventsPositionKey } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
-import { eventWeight } from '../builder/event-weight.ts';
+import { eventWeight } from '../domain/event-weight.ts';
 import type { InteractionRows } from './linear-autoencoder.ts';
 import type { ConsumptionTable } from './consumption-table.ts';
 import { emptyPass, encodePass, readTrainingSnapshot } from './training-snapshot.ts';

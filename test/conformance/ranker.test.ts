@@ -3,7 +3,7 @@
 // relative. Hand-made cases state their expected results outright, not through the reference.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { AppError } from '../../src/errors.ts';
+import { AppError } from '../../src/domain/errors.ts';
 import { WasmRanker } from '../../src/ranker/kernel.ts';
 import {
   ALL_TYPES,

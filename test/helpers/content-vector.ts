@@ -1,7 +1,7 @@
 // An item's content vector in an array of its own (the service writes them into memory it reuses:
-// serving/content-vector.ts writeContentVector), for comparing what it stored or ranked with.
+// ranker/content-vector.ts writeContentVector), for comparing what it stored or ranked with.
 import type { Item } from '../../src/domain/item.ts';
-import { writeContentVector } from '../../src/serving/content-vector.ts';
+import { writeContentVector } from '../../src/ranker/content-vector.ts';
 import { VECTOR_DIM } from '../../src/ranker/reference-ranker.ts';
 
 /** The item's content vector, or null when it has no content features (an all-zero row). */

@@ -10,7 +10,7 @@ import http from 'node:http';
 import fc from 'fast-check';
 import { EVENT_TYPES } from '../../src/domain/event.ts';
 import { FEED_BODY } from '../../src/http/schemas/feed.ts';
-import { ITEM_SCHEMA } from '../../src/http/schemas/item.ts';
+import { ITEM_SCHEMA } from '../../src/domain/item-schema.ts';
 import { REQUEST_SCHEMA } from '../../src/http/schemas/recommendation.ts';
 
 /** No answer by then is a hang. */

@@ -1,4 +1,4 @@
-// Run as a child process by test/unit/model/report-snapshot.test.ts: writes two report state
+// Run as a child process by test/unit/builder/report-snapshot.test.ts: writes two report state
 // snapshots (builder/report-snapshot.ts) in turn, each several chunks long, forever, printing a
 // line after each commit, until it is killed.
 import { DEFAULT_CONFIG } from '../../src/config/defaults.ts';

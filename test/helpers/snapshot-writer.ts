@@ -1,4 +1,4 @@
-// Run as a child process by test/unit/model/training-snapshot.test.ts: writes two training
+// Run as a child process by test/unit/training/training-snapshot.test.ts: writes two training
 // snapshots (training/training-snapshot.ts) in turn, each several chunks long, forever, printing a
 // line after each commit, until it is killed.
 import { DEFAULT_CONFIG } from '../../src/config/defaults.ts';

@@ -7,7 +7,7 @@
  * route, fails the start, so the document and the server cannot drift apart.
  */
 import { STATUS_CODES } from 'node:http';
-import { E, type AppError, type ErrorKind } from '../../errors.ts';
+import { E, type AppError, type ErrorKind } from '../../domain/errors.ts';
 import { METHOD_NAMES, type RegisteredRoute } from '../server.ts';
 import { COMPONENT_SCHEMAS } from './schemas.ts';
 
@@ -176,7 +176,7 @@ export function buildOpenApi(routes: readonly DocumentedRoute[], version: string
       if (own) own.content = { ...own.content, ...problem };
       else responses[status] = { description: STATUS_CODES[status] ?? String(status), content: problem };
     }
-    // Both refusals that ask the client to come back later say when (errors.ts, oauth.ts).
+    // Both refusals that ask the client to come back later say when (domain/errors.ts, oauth.ts).
     for (const status of [429, 503]) {
       const refusal = responses[status] as { headers?: unknown } | undefined;
       if (refusal && !(status === 503 && route.pattern === '/ready')) {

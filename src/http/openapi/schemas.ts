@@ -8,7 +8,7 @@
  */
 import { COMMON_OPTIONAL, EVENT_TYPES, MAX_BASKET_ENTRIES, MAX_ID_LENGTH, type FieldKind } from '../../domain/event.ts';
 import { FEED_BODY } from '../schemas/feed.ts';
-import { ITEM_SCHEMA } from '../schemas/item.ts';
+import { ITEM_SCHEMA } from '../../domain/item-schema.ts';
 import { REQUEST_SCHEMA } from '../schemas/recommendation.ts';
 import { MAX_EVENTS_PER_REQUEST } from '../routes/events.ts';
 

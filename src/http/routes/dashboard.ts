@@ -7,7 +7,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { E } from '../../errors.ts';
+import { E } from '../../domain/errors.ts';
 import { sendBody, type Exchange } from '../respond.ts';
 import type { HttpServer } from '../server.ts';
 

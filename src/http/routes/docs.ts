@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { E } from '../../errors.ts';
+import { E } from '../../domain/errors.ts';
 import { buildOpenApi } from '../openapi/document.ts';
 import { sendBody } from '../respond.ts';
 import type { HttpServer } from '../server.ts';

@@ -13,7 +13,7 @@ import {
   type EventVocabulary,
   type TrackedEvent,
 } from '../../domain/event.ts';
-import { E, type FieldError } from '../../errors.ts';
+import { E, type FieldError } from '../../domain/errors.ts';
 import type { ServiceMetrics } from '../../metrics/service-metrics.ts';
 import { consumedEntries, type Notice } from '../../serving/notices.ts';
 import type { EventLog } from '../../store/event-log.ts';

@@ -7,7 +7,7 @@
  * in the ingest worker; POST .../poll waits for that poll and answers with the new status.
  */
 import type { Config } from '../../config/types.ts';
-import { E } from '../../errors.ts';
+import { E } from '../../domain/errors.ts';
 import type { IngestWorker } from '../../main-thread/ingest-supervisor.ts';
 import { getFeed, getFeedStatus, listFeeds, newFeedId, putFeed, removeFeed } from '../../store/feeds.ts';
 import { parseAllowList, type AllowList } from '../../outbound/allow-list.ts';

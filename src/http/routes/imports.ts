@@ -9,7 +9,7 @@
 import { renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../../config/types.ts';
-import { E, type FieldError } from '../../errors.ts';
+import { E, type FieldError } from '../../domain/errors.ts';
 import { inboxDir, newImportRecord, storedNameFor, UPLOAD_TYPES } from '../../ingest/imports/inbox.ts';
 import { importSummary } from '../../ingest/imports/report.ts';
 import type { IngestWorker } from '../../main-thread/ingest-supervisor.ts';

@@ -4,13 +4,13 @@
  * (and DESIGN.md's decisions where SPEC.md is open); respond.ts applies it.
  */
 import type { Config } from '../../config/types.ts';
-import { E, type FieldError } from '../../errors.ts';
+import { E, type FieldError } from '../../domain/errors.ts';
 import { couldBeItemId, type Catalog } from '../../store/catalog.ts';
 import { authorize, type Authorizer } from '../auth.ts';
 import { environmentOf } from '../environment.ts';
 import { sendEmpty, sendJson, type StatusMap } from '../respond.ts';
 import { parseBodyText } from '../read-body.ts';
-import { parseItemBody } from '../schemas/item.ts';
+import { parseItemBody } from '../../domain/item-schema.ts';
 import type { HttpServer, RequestInfo } from '../server.ts';
 
 /** PUT and POST: 200 no content; 401; 404 unknown item without body; 415 not an Item; 422 not JSON. */

@@ -8,7 +8,7 @@
  * `model-build-failed`; the previous model keeps serving.
  */
 import type { Config } from '../../config/types.ts';
-import { E } from '../../errors.ts';
+import { E } from '../../domain/errors.ts';
 import type { ModelTrainer } from '../../main-thread/model-trainer.ts';
 import { environmentOf } from '../environment.ts';
 import { authorize, type Authorizer } from '../auth.ts';

@@ -8,7 +8,7 @@
 import type { Config } from '../../config/types.ts';
 import { assignUserGroup, isControlGroup } from '../../domain/user-group.ts';
 import { uuidV7 } from '../../main-thread/random-pool.ts';
-import { E } from '../../errors.ts';
+import { E } from '../../domain/errors.ts';
 import type { CachedList, ListCache } from '../../main-thread/list-cache.ts';
 import type { RankingPool } from '../../main-thread/ranking-pool.ts';
 import type { RequestCounter } from '../../main-thread/request-counter.ts';

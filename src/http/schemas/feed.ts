@@ -10,7 +10,7 @@ import type { AllowList } from '../../outbound/allow-list.ts';
 import { literalRefusal } from '../../outbound/guard.ts';
 import { Ajv, type ErrorObject } from 'ajv';
 import { FEED_FORMATS, feedDefinitionProblems, formatInterval, parseInterval, DEFAULT_INTERVAL_SEC, type FeedDefinition, type FeedStatus } from '../../domain/feed.ts';
-import type { FieldError } from '../../errors.ts';
+import type { FieldError } from '../../domain/errors.ts';
 
 export const REDACTED = '(hidden)';
 

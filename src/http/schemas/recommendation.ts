@@ -7,12 +7,13 @@
  * option is reported rather than silently ignored.
  */
 import { Ajv, type ErrorObject } from 'ajv';
-import type { EnvironmentConfig, ListFilters, RecommendConfig } from '../../config/types.ts';
+import type { EnvironmentConfig, RecommendConfig } from '../../config/types.ts';
+import type { ListFilters } from '../../domain/list-filters.ts';
 import { RECOMMENDATION_CHANNELS, STANDARD_PAGE_TYPES } from '../../domain/event.ts';
 import { LIST_FILTERS_SCHEMA, filterProblems } from '../../domain/list-filters.ts';
-import { E, type FieldError } from '../../errors.ts';
+import { E, type FieldError } from '../../domain/errors.ts';
 import type { ItemRef } from '../../serving/task.ts';
-import { MAX_ID_LENGTH } from './item.ts';
+import { MAX_ID_LENGTH } from '../../domain/item-schema.ts';
 
 /** SPEC.md Limits: each history holds at most 50 entries. */
 export const MAX_HISTORY_ENTRIES = 50;

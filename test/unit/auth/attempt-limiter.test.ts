@@ -2,7 +2,8 @@
 // follows repeated failures, doubles while failures continue, is capped, and a success ends it.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { AttemptLimiter, type TokenEndpointLimits } from '../../../src/auth/attempt-limiter.ts';
+import { AttemptLimiter } from '../../../src/auth/attempt-limiter.ts';
+import type { TokenEndpointLimits } from '../../../src/config/types.ts';
 
 const LIMITS: TokenEndpointLimits = { addressBurst: 3, addressPerMinute: 60, clientBurst: 2, clientPerMinute: 6, lockoutFailures: 3, lockoutSec: 60 };
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseItemBody } from '../../../../src/http/schemas/item.ts';
+import { parseItemBody } from '../../../../src/domain/item-schema.ts';
 
 const BASE = { environment: 'demo', item_id: 'x', item_type: 'article' };
 

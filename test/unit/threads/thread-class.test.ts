@@ -12,7 +12,7 @@ const skip = process.platform !== 'linux' ? 'Linux only' : spawnSync('chrt', ['-
 
 /** Policies a worker thread sees of itself: after `setIdle`, inside a write, after it. */
 function policiesInWorker(setIdle: boolean): Promise<number[]> {
-  const moduleUrl = new URL('../../src/threads/thread-class.mjs', import.meta.url).href;
+  const moduleUrl = new URL('../../../src/threads/thread-class.mjs', import.meta.url).href;
   const code = `
     const { parentPort } = require('node:worker_threads');
     const { readFileSync } = require('node:fs');
@@ -39,7 +39,7 @@ test('a thread in the normal class stays in it through a write', { skip }, async
 });
 
 test('SCHED_IDLE is entered only where the thread may leave it again: CAP_SYS_NICE, or RLIMIT_NICE of at least 20 - nice', async () => {
-  const { mayLeaveIdleClass } = await import('../../src/threads/thread-class.mjs');
+  const { mayLeaveIdleClass } = await import('../../../src/threads/thread-class.mjs');
   const status = (capEff: string) => `Name:\tnode\nCapInh:\t0000000000000000\nCapEff:\t${capEff}\nCapBnd:\t000001ffffffffff\n`;
   const limits = (soft: string) => `Limit                     Soft Limit           Hard Limit           Units\nMax nice priority         ${soft}                    ${soft}\nMax realtime priority     0                    0\n`;
   const rootInAContainer = '00000000a80425fb'; // Docker's default set: no CAP_SYS_NICE (bit 23)

@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { trainAutoencoder, type InteractionRows } from '../../../src/training/linear-autoencoder.ts';
-import { type SparseRows, trainSparseAutoencoder } from '../../../src/training/sparse-autoencoder.ts';
+import type { SparseRows } from '../../../src/store/trained-model.ts';
+import { trainSparseAutoencoder } from '../../../src/training/sparse-autoencoder.ts';
 
 /** Deterministic users over `n` items: every pair of items shares some users. */
 function rowsOf(users: number, n: number, seed = 7): InteractionRows {

@@ -1,9 +1,9 @@
-// builder/event-weight.ts: an event's consumption weight is its type's weight times its own
+// domain/event-weight.ts: an event's consumption weight is its type's weight times its own
 // `weight` (a trusted import's rating) raised to the trained model's ownWeightPower.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { TrackedEvent } from '../../../src/domain/event.ts';
-import { eventWeight } from '../../../src/builder/event-weight.ts';
+import { eventWeight } from '../../../src/domain/event-weight.ts';
 
 const WEIGHTS = { item_interaction: 2, purchase: 5 };
 const rating = (weight?: number): TrackedEvent => ({

@@ -4,9 +4,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { E } from '../../src/errors.ts';
+import { E } from '../../../src/domain/errors.ts';
 
-const README = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'reference.md'), 'utf8');
+const README = readFileSync(join(import.meta.dirname, '..', '..', '..', 'docs', 'reference.md'), 'utf8');
 
 test('every error kind is in the error table of docs/reference.md with its default status', () => {
   const samples: Record<string, unknown[]> = { methodNotAllowed: ['GET', '/x', 'PUT'], invalidEvents: ['x', []], invalidItem: ['x', []] };

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CooccurrenceState } from '../../../src/builder/cooccurrence.ts';
-import { eventWeight } from '../../../src/builder/event-weight.ts';
+import { eventWeight } from '../../../src/domain/event-weight.ts';
 import { flushRows, lcg, storedModel, storedRow, withModelStore } from '../../helpers/model-store.ts';
 
 
@@ -93,7 +93,7 @@ test('where flushes fall among the same pairs changes nothing stored', async () 
 });
 
 /**
- * Adds pairs weighted as the builder weighs events (builder/event-weight.ts: fractional type weights
+ * Adds pairs weighted as the builder weighs events (domain/event-weight.ts: fractional type weights
  * times an import's own weight, so sums are not exact in f32), flushing every 97 pairs; after each
  * flush `between` may trim or replace the state. Returns the stored rows.
  */

@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ENVIRONMENT_DEFAULTS } from '../../../src/config/defaults.ts';
-import type { EnvironmentConfig, ListFilters } from '../../../src/config/types.ts';
+import type { EnvironmentConfig } from '../../../src/config/types.ts';
+import type { ListFilters } from '../../../src/domain/list-filters.ts';
 import type { Item } from '../../../src/domain/item.ts';
 import { ItemLayoutState } from '../../../src/builder/item-layout.ts';
 import { CatalogView } from '../../../src/serving/catalog-view.ts';

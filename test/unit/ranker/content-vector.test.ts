@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Item } from '../../../src/domain/item.ts';
-import { writeContentVector } from '../../../src/serving/content-vector.ts';
+import { writeContentVector } from '../../../src/ranker/content-vector.ts';
 import { contentVector } from '../../helpers/content-vector.ts';
 import { VECTOR_DIM } from '../../../src/ranker/reference-ranker.ts';
 

@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { PopularityState, SECONDS_PER_BUCKET } from '../../../src/builder/popularity.ts';
-import { decodeTopItems, TopItems } from '../../../src/builder/top-items.ts';
+import { TopItems } from '../../../src/builder/top-items.ts';
+import { decodeTopItems } from '../../../src/store/model.ts';
 import { topItemsKey } from '../../../src/store/model.ts';
 import type { Store } from '../../../src/store/open.ts';
 import { withModelStore } from '../../helpers/model-store.ts';
