@@ -10,6 +10,7 @@
 // catalog empty (the figures before the seventeenth session), where the builder gives every item
 // an index as it first meets it. Used by events.bench.ts; run alone for a profile:
 //   node --import tsx --cpu-prof --cpu-prof-dir=/tmp/prof bench/builder-replay.ts 1000000
+import { mulberry32 } from '../scripts/synthetic/random.ts';
 import { rmSync } from 'node:fs';
 import { pino } from 'pino';
 import { DEFAULT_CONFIG } from '../src/config/defaults.ts';
@@ -47,16 +48,6 @@ async function layOutCatalog(storeConfig: typeof DEFAULT_CONFIG.store, lastChang
   await builder.close();
 }
 
-/** A deterministic generator (mulberry32): every run replays the same events. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function batchOf(next: () => number, n: number): Array<Record<string, unknown> & { event_type: string }> {
   const out = [];
@@ -93,7 +84,7 @@ export async function replayThroughBuilder(
     }
     const store = new Store(storeConfig);
     const log = new EventLog(store);
-    const next = random(12);
+    const next = mulberry32(12);
     const loadStart = performance.now();
     let pending: Array<Promise<unknown>> = [];
     for (let n = 0; n < events / 10; n++) {

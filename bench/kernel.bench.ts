@@ -9,6 +9,7 @@
 // and p99 per task, and each variant's time as a multiple of the WASM one.
 // Run: npm run bench -- kernel   (BENCH_QUICK=1 for a short run, BENCH_JSON=1 for JSON lines,
 // BENCH_ROUNDS=N to override the round count). It must not measure anything but the kernel.
+import { mulberry32 } from '../scripts/synthetic/random.ts';
 import assert from 'node:assert/strict';
 import { cpus } from 'node:os';
 import { Bench } from 'tinybench';
@@ -33,21 +34,14 @@ const VARIANTS = ['wasm', 'reference'] as const;
 
 let sink = 0;
 
-/** Deterministic PRNG (LCG) so every run times the same inputs. */
-function lcg(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (Math.imul(a, 1664525) + 1013904223) >>> 0;
-    return a / 4294967296;
-  };
-}
 
+/** Scores in [0, 1), a tenth of them -Infinity (not rankable). */
 function seededScores(n: number, seed: number): Float32Array {
-  let a = seed >>> 0;
+  const random = mulberry32(seed);
   const out = new Float32Array(n);
   for (let i = 0; i < n; i++) {
-    a = (Math.imul(a, 1664525) + 1013904223) >>> 0;
-    out[i] = a % 10 === 0 ? -Infinity : a / 4294967296;
+    const r = random();
+    out[i] = random() < 0.1 ? -Infinity : r;
   }
   return out;
 }
@@ -124,7 +118,7 @@ for (const n of TOPK_SIZES) {
   });
 }
 {
-  const random = lcg(20_240_601);
+  const random = mulberry32(20_240_601);
   const items = rankItems(random);
   const input = rankInput(random, items);
   for (const ranker of Object.values(rankers)) ranker.setItems(items);

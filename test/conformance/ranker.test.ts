@@ -1,6 +1,7 @@
 // One suite, run against every Ranker (the WASM kernel and its plain-TypeScript reference), plus
 // generated cases where both must agree: the same order exactly and scores within 1e-5
 // relative. Hand-made cases state their expected results outright, not through the reference.
+import { mulberry32 } from '../../scripts/synthetic/random.ts';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { AppError } from '../../src/domain/errors.ts';
@@ -26,17 +27,6 @@ const NOW = 1_700_000_000;
 const HOUR = 3600;
 const RANKABLE = ITEM_IN_CATALOG | ITEM_ENABLED;
 
-/** Deterministic PRNG (mulberry32) so every run checks the same generated cases. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function fill(ranker: Ranker, values: ArrayLike<number>): void {
   ranker.scoresBuffer(values.length).set(values);
@@ -503,7 +493,7 @@ rankerSuite('WasmRanker', () => new WasmRanker());
 test('WasmRanker agrees with ReferenceRanker on 200 generated topK cases', () => {
   const wasm = new WasmRanker();
   const reference = new ReferenceRanker();
-  const random = rng(42);
+  const random = mulberry32(42);
   for (let c = 0; c < 200; c++) {
     const n = Math.floor(random() * 5000);
     const k = Math.floor(random() * 120);
@@ -599,7 +589,7 @@ function assertSameRanking(actual: RankResult, expected: RankResult, label: stri
 test(`WasmRanker agrees with ReferenceRanker on ${GENERATED_CASES} generated item sets × ${RANKINGS_PER_CASE} rankings`, () => {
   const wasm = new WasmRanker();
   const reference = new ReferenceRanker();
-  const random = rng(20_240_601);
+  const random = mulberry32(20_240_601);
   let nonEmpty = 0;
   for (let c = 0; c < GENERATED_CASES; c++) {
     // A quarter of the cases are tiny, where edge cases (empty rows, all filtered) are common.

@@ -9,13 +9,13 @@ import { workerData } from 'node:worker_threads';
 import { CooccurrenceState } from '../../src/builder/cooccurrence.ts';
 import type { LiveRowsMemory } from '../../src/store/live-rows.ts';
 import { Store } from '../../src/store/open.ts';
+import { mulberry32 } from '../../scripts/synthetic/random.ts';
 
 const { live, stop, rows, residues, dataDir } = workerData as { live: LiveRowsMemory; stop: SharedArrayBuffer; rows: number; residues: number; dataDir: string };
 const stopped = new Int32Array(stop);
 const store = new Store({ dataDir, mapSizeBytes: 256 * 1024 ** 2 });
 const state = new CooccurrenceState(store, 'demo', 20, true, live);
-let seed = 1;
-const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+const random = mulberry32(1);
 for (let round = 0; Atomics.load(stopped, 0) === 0; round++) {
   for (let i = 0; i < 20_000; i++) {
     const a = Math.floor(random() ** 2 * rows);

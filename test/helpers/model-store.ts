@@ -95,8 +95,3 @@ function sortedRow(bytes: Uint8Array | undefined): Array<[number, number]> {
   const stored = decodeNeighbours(bytes);
   return [...stored.ix].map((j, k): [number, number] => [j, stored.weight[k]!]).sort((a, b) => b[1] - a[1] || a[0] - b[0]);
 }
-
-/** A seeded linear congruential generator (the same sequence every run). */
-export function lcg(seed: number): () => number {
-  return () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
-}

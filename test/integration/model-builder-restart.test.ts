@@ -11,6 +11,7 @@
 // records and ends with the same state as the builder that wrote those. A builder started on a
 // store whose report counters the model's thread kept (no position of their own) continues them
 // from its position: the same state again, where counting from the log's start would double them.
+import { mulberry32 } from '../../scripts/synthetic/random.ts';
 import assert from 'node:assert/strict';
 import { cpSync, rmSync } from 'node:fs';
 import { test, type TestContext } from 'node:test';
@@ -52,8 +53,7 @@ function batch(next: () => number, n: number): TrackedEvent[] {
 async function writeLog(dataDir: string): Promise<void> {
   const store = new Store({ ...DEFAULT_CONFIG.store, dataDir });
   const log = new EventLog(store);
-  let seed = 5;
-  const next = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const next = mulberry32(5);
   const start = Date.now() - 3 * 3600_000;
   // Not awaited one by one: lmdb-js batches queued appends into few commits (in order).
   const appended: Array<Promise<unknown>> = [];

@@ -4,6 +4,7 @@
 // and the events' timestamps differ by seconds). With rows small enough to be cut often
 // (maxNeighbours 3), every user's personalized list and every item's more_like_this come out the
 // same. Before, a flush cut rows to the bound, and seeds' ages counted in seconds.
+import { mulberry32 } from '../../scripts/synthetic/random.ts';
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -18,14 +19,10 @@ const USERS = 40;
 const VIEWS_PER_USER = 12;
 const BATCH = 24;
 
-/** A seeded generator (the same sequence every run). */
-function lcg(seed: number): () => number {
-  return () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
-}
 
 /** Views with a popularity skew, users interleaved as on a live site. */
 function events(): unknown[] {
-  const random = lcg(5);
+  const random = mulberry32(5);
   const out: unknown[] = [];
   for (let k = 0; k < VIEWS_PER_USER; k++) {
     for (let u = 0; u < USERS; u++) {

@@ -1,6 +1,7 @@
 // builder/consumed-sets.ts on real LMDB (in consumer records, builder/consumer-records.ts): dropping
 // the cache after every flush (trim(0)), so every later touch reads the set back, stores the same
 // as keeping every set in memory.
+import { mulberry32 } from '../../../scripts/synthetic/random.ts';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ConsumedSets } from '../../../src/builder/consumed-sets.ts';
@@ -10,8 +11,7 @@ import type { Store } from '../../../src/store/open.ts';
 
 /** Consumption by users and by devices: devices 0-19 merged into users from the 500th event on, 35-39 never. */
 function run(trim: boolean): Promise<Map<string, unknown>> {
-  let seed = 9;
-  const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const random = mulberry32(9);
   const make = (store: Store) => {
     const records = new ConsumerRecords(store, 'demo', true);
     return flushedTogether({ sets: new ConsumedSets(records) }, [records]);

@@ -8,13 +8,14 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CooccurrenceState } from '../../../src/builder/cooccurrence.ts';
 import { eventWeight } from '../../../src/domain/event-weight.ts';
-import { flushRows, lcg, storedModel, storedRow, withModelStore } from '../../helpers/model-store.ts';
+import { flushRows, storedModel, storedRow, withModelStore } from '../../helpers/model-store.ts';
+import { mulberry32 } from '../../../scripts/synthetic/random.ts';
 
 
 
 test('rows equal a sort of summed pairs, cut to maxNeighbours at twice it, over random pairs with ties', async () => {
   await withModelStore((store) => {
-    const random = lcg(7);
+    const random = mulberry32(7);
     const max = 5;
     const state = new CooccurrenceState(store, 'demo', max);
     const pairs: Array<[number, number, number]> = [];
@@ -36,7 +37,7 @@ test('rows equal a sort of summed pairs, cut to maxNeighbours at twice it, over 
 
 test('fractional and large weights, flushed every few hundred pairs, store what the plain model of all pairs holds', async () => {
   await withModelStore((store) => {
-    const random = lcg(11);
+    const random = mulberry32(11);
     const max = 4;
     // Fresh: rows are not read before their first write; later flushes rewrite what is kept.
     const state = new CooccurrenceState(store, 'demo', max, true);
@@ -79,7 +80,7 @@ function modelRows(pairs: Array<[number, number, number]>, max: number): Map<num
 test('where flushes fall among the same pairs changes nothing stored', async () => {
   const run = (flushEvery: number) =>
     withModelStore((store) => {
-      const random = lcg(31);
+      const random = mulberry32(31);
       const state = new CooccurrenceState(store, 'demo', 3, true);
       for (let i = 1; i <= 3000; i++) {
         state.addPair(Math.floor(random() ** 2 * 25), Math.floor(random() * 25), [1, 1, 2, 3, 5][Math.floor(random() * 5)]!);
@@ -99,7 +100,7 @@ test('where flushes fall among the same pairs changes nothing stored', async () 
  */
 function fractionalRun(between: 'nothing' | 'trim' | 'restart'): Promise<Map<string, unknown>> {
   return withModelStore((store) => {
-    const random = lcg(23);
+    const random = mulberry32(23);
     const weights = { detail_pageview: 0.3, item_interaction: 1.1, purchase: 2.7 };
     const types = Object.keys(weights);
     const max = 6;

@@ -11,7 +11,8 @@ import { DEFAULT_CONFIG } from '../../../src/config/defaults.ts';
 import type { TrackedEvent } from '../../../src/domain/event.ts';
 import { EnvironmentModel } from '../../../src/builder/environment-model.ts';
 import type { Store } from '../../../src/store/open.ts';
-import { lcg, storedModel, withModelStore } from '../../helpers/model-store.ts';
+import { storedModel, withModelStore } from '../../helpers/model-store.ts';
+import { mulberry32 } from '../../../scripts/synthetic/random.ts';
 
 const EVENTS = 3000;
 const ITEMS = 40;
@@ -20,7 +21,7 @@ const T0 = Date.UTC(2026, 10, 28, 9);
 
 /** Events of 60 users on 40 items, some from devices their users later sign in on (links merge histories). */
 function eventsOf(seed: number): Array<{ e: TrackedEvent; ix: number }> {
-  const random = lcg(seed);
+  const random = mulberry32(seed);
   const out: Array<{ e: TrackedEvent; ix: number }> = [];
   for (let i = 0; i < EVENTS; i++) {
     const user = Math.floor(random() * 60);

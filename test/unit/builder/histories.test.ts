@@ -1,6 +1,7 @@
 // builder/histories.ts on real LMDB (in consumer records, builder/consumer-records.ts): dropping the
 // caches after every flush (trim(0)), so every later touch reads records and links back, stores
 // the same as keeping them all in memory.
+import { mulberry32 } from '../../../scripts/synthetic/random.ts';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Store } from '../../../src/store/open.ts';
@@ -10,8 +11,7 @@ import { flushedTogether, hasRecord, storedWithFlushes } from '../../helpers/mod
 
 /** Events as builder/environment-model.ts applies them to histories. */
 function run(trim: boolean): Promise<Map<string, unknown>> {
-  let seed = 3;
-  const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const random = mulberry32(3);
   const make = (store: Store) => {
     const records = new ConsumerRecords(store, 'demo', true);
     const histories = new HistoryState(store, 'demo', 6, records, true);

@@ -1,6 +1,7 @@
 // builder/top-items.ts and the lists builder/popularity.ts keeps with it, on real LMDB: lists kept up
 // to date from changed items alone equal a selection from every score, and the trending list a
 // builder writes does not depend on whether it was restarted (summed anew at start).
+import { mulberry32 } from '../../../scripts/synthetic/random.ts';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { PopularityState, SECONDS_PER_BUCKET } from '../../../src/builder/popularity.ts';
@@ -10,10 +11,6 @@ import { topItemsKey } from '../../../src/store/model.ts';
 import type { Store } from '../../../src/store/open.ts';
 import { withModelStore } from '../../helpers/model-store.ts';
 
-/** A seeded generator (the same sequence every run). */
-function lcg(seed: number): () => number {
-  return () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
-}
 
 /** The `size` best of `scores` by the order the lists promise: score descending, index ascending. */
 function best(scores: Float32Array, size: number): number[] {
@@ -22,7 +19,7 @@ function best(scores: Float32Array, size: number): number[] {
 }
 
 test('a list updated from the changed items equals the best of all scores after every step, ties by index', () => {
-  const random = lcg(7);
+  const random = mulberry32(7);
   const scores = new Float32Array(400);
   const kept = new TopItems(25);
   kept.select(scores);
@@ -69,7 +66,7 @@ for (const hours of [1, 30, 'earlier hours, then this one'] as const) {
   test(`trending and popular as written are the same whether the state was restarted between flushes or not (events over ${hours}${typeof hours === 'number' ? ' hours' : ''})`, async () => {
     const now = Date.now();
     const hour = Math.floor(now / 1000 / SECONDS_PER_BUCKET);
-    const random = lcg(11);
+    const random = mulberry32(11);
     // Weighted consumption, fractional weights; over 30 hours some fall outside trending's 24.
     // The third way sums this hour's events onto a base of the earlier hours that holds still.
     const ago = (i: number) => (typeof hours === 'number' ? Math.floor(random() * hours) : i < 1500 ? 1 + Math.floor(random() * 29) : 0);

@@ -1,6 +1,7 @@
 // Item keys (serving/item-keys.ts): each item reads back the ids it was given last, in their
 // order, through rewrites that leave the pool mostly dead and force compactions; a key is
 // interned once.
+import { mulberry32 } from '../../../scripts/synthetic/random.ts';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ItemKeys } from '../../../src/serving/item-keys.ts';
@@ -20,8 +21,7 @@ test('a key is interned once; an unknown key has no id', () => {
 test('every item reads back its last ids, in order, through rewrites and compactions', () => {
   const keys = new ItemKeys();
   const expected = new Map<number, number[]>();
-  let seed = 7;
-  const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const random = mulberry32(7);
   const items = 5000;
   const pools = new Set<Uint32Array>();
   for (let write = 0; write < 200_000; write++) {

@@ -1,6 +1,7 @@
 // An information field's values off the GC's heap (serving/item-texts.ts): every value reads
 // back as last written, through overwrites in place, longer values appended, values cleared, an
 // empty string kept apart from no value, and the compactions that reclaim stale bytes.
+import { mulberry32 } from '../../../scripts/synthetic/random.ts';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ItemTexts } from '../../../src/serving/item-texts.ts';
@@ -12,8 +13,7 @@ test('values read back as last written through overwrites, growth, clearing and 
   const expected: Array<string | undefined> = new Array(count).fill(undefined);
   // A deterministic mix of shorter, longer, non-ASCII, empty and cleared values, 60 passes: the
   // arena passes 1 MB of stale bytes many times over, so compactions run between writes.
-  let seed = 7;
-  const next = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const next = mulberry32(7);
   for (let pass = 0; pass < 60; pass++) {
     for (let k = 0; k < count; k++) {
       const ix = Math.floor(next() * count);

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { mulberry32 } from '../../../scripts/synthetic/random.ts';
 import { test } from 'node:test';
 import { consumedEntries } from '../../../src/serving/notices.ts';
 import { RECENT_STRIDE, RecentConsumption } from '../../../src/serving/recent-consumption.ts';
@@ -126,8 +127,7 @@ test('over many rotations, with the pool reusing the slots of dropped generation
   const start = Date.parse('2026-11-27T00:00:00Z');
   const recent = new RecentConsumption(start);
   let rotatedAt = start;
-  let seed = 7;
-  const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const random = mulberry32(7);
   // 30,000 entries 10 ms apart (3,000 a rotation), 40,000 1 ms apart (30,000 a rotation: the
   // pool, 16,384 slots at first, grows past live slots), then 30,000 300 ms apart (it reuses
   // the slots of dropped generations, and links into them are not followed).

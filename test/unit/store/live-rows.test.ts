@@ -10,7 +10,8 @@ import { createLiveRows, LiveRowReader, type LiveRowsMemory } from '../../../src
 import type { Store } from '../../../src/store/open.ts';
 import { NeighbourRowReader } from '../../../src/store/model.ts';
 import { tempDir } from '../../helpers/server.ts';
-import { flushRows, lcg, storedRow, withModelStore } from '../../helpers/model-store.ts';
+import { flushRows, storedRow, withModelStore } from '../../helpers/model-store.ts';
+import { mulberry32 } from '../../../scripts/synthetic/random.ts';
 
 /** ix's row from the shared memory as [ix, weight] pairs, or null when the builder holds none. */
 function liveRow(reader: LiveRowReader, ix: number): Array<[number, number]> | null {
@@ -31,7 +32,7 @@ function sharedState(store: Store, maxNeighbours: number): { live: LiveRowsMemor
 test('a row read from the shared memory is the row the flush stores, strongest first; an untouched row is not held', async () => {
   await withModelStore((store) => {
     const { reader, state } = sharedState(store, 5);
-    const random = lcg(3);
+    const random = mulberry32(3);
     const touched = new Set<number>();
     for (let i = 0; i < 3000; i++) {
       // Hot rows pass every size class and are cut; fractional weights take the comparator sort.

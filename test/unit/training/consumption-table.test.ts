@@ -1,6 +1,7 @@
 // training/consumption-table.ts: per (consumer, item) the strongest weight and, at equal weights,
 // the latest time, against a Map of Maps (what training passes kept before) over many notes
 // that grow the table through several rehashes.
+import { mulberry32 } from '../../../scripts/synthetic/random.ts';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ConsumptionTable } from '../../../src/training/consumption-table.ts';
@@ -23,8 +24,9 @@ test('a stronger weight replaces the kept one with its time; an equal one keeps 
 test('200,000 notes over 40,000 pairs keep what a map per consumer keeps, in first-seen order', () => {
   const t = new ConsumptionTable();
   const reference = new Map<string, [number, number]>();
-  let seed = 12345;
-  const next = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 8) / 16777216;
+  const random = mulberry32(12345);
+  // 24 bits: every value exact in f32.
+  const next = () => Math.floor(random() * 16777216) / 16777216;
   for (let n = 0; n < 200_000; n++) {
     const who = Math.floor(next() * 2000);
     const ix = Math.floor(next() * 20);

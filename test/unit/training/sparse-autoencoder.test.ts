@@ -1,6 +1,7 @@
 // The sparse trained model (src/training/sparse-autoencoder.ts) against the dense one it stands
 // for: a head row is the dense row pruned by magnitude, a tail column regressed on its whole
 // neighbourhood is the dense column, and every item of two users or more gets a row.
+import { mulberry32 } from '../../../scripts/synthetic/random.ts';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { trainAutoencoder, type InteractionRows } from '../../../src/training/linear-autoencoder.ts';
@@ -9,8 +10,7 @@ import { trainSparseAutoencoder } from '../../../src/training/sparse-autoencoder
 
 /** Deterministic users over `n` items: every pair of items shares some users. */
 function rowsOf(users: number, n: number, seed = 7): InteractionRows {
-  let state = seed;
-  const next = () => ((state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  const next = mulberry32(seed);
   const offsets = [0];
   const cols: number[] = [];
   const values: number[] = [];
