@@ -5,8 +5,7 @@
  * their committed progress, feeds from their status), relays its log lines, asks it for a poll
  * now, nudges it when an upload arrives, and stops it before the store closes.
  */
-import { Worker } from 'node:worker_threads';
-import { exitedOrTerminated } from '../threads/worker-exit.ts';
+import { SupervisedWorker } from '../threads/supervised-worker.ts';
 import type { Logger } from 'pino';
 import type { Config } from '../config/types.ts';
 import { removeInterruptedUploads } from '../store/imports.ts';
@@ -14,7 +13,6 @@ import type { Store } from '../store/open.ts';
 import { clearUploads, ensureInboxes } from '../ingest/imports/inbox.ts';
 import type { IngestCommand, IngestMessage, IngestWorkerData } from '../ingest/ingest-worker.ts';
 
-const RESTART_DELAY_MS = 1000;
 /** Longest a poll request waits for the worker (a poll is bounded by fetch timeouts and retries). */
 const POLL_WAIT_MARGIN_MS = 10_000;
 
@@ -23,11 +21,8 @@ export class IngestWorker {
   readonly #log: Logger;
   readonly #pending = new Map<number, (known: boolean) => void>();
   #nextId = 1;
-  #worker!: Worker;
-  #exited!: Promise<void>;
+  #worker!: SupervisedWorker<IngestMessage>;
   #stopping = false;
-  /** The worker thread is running (false between an unexpected exit and its restart). */
-  #running = false;
 
   private constructor(config: Config, log: Logger) {
     this.#log = log;
@@ -54,27 +49,23 @@ export class IngestWorker {
   }
 
   #start(): void {
-    const worker = new Worker(new URL('../threads/ts-worker.mjs', import.meta.url), { workerData: this.#data });
-    this.#worker = worker;
-    this.#running = true;
-    worker.on('message', (message: IngestMessage) => this.#onMessage(message));
-    worker.on('error', (err) => this.#log.error({ err }, 'ingest worker failed'));
-    this.#exited = new Promise((resolve) => {
-      worker.once('exit', (code) => {
-        this.#running = false;
-        resolve();
+    this.#worker = new SupervisedWorker<IngestMessage>({
+      name: 'ingest worker',
+      workerData: this.#data,
+      log: this.#log,
+      stopMessage: 'stop',
+      terminatedNote: '(imports resume from their last commit)',
+      onMessage: (message) => this.#onMessage(message),
+      onExit: () => {
         for (const settle of this.#pending.values()) settle(false);
         this.#pending.clear();
-        if (this.#stopping) return;
-        this.#log.error({ code, restartInMs: RESTART_DELAY_MS }, 'ingest worker stopped unexpectedly');
-        setTimeout(() => this.#stopping || this.#start(), RESTART_DELAY_MS).unref();
-      });
+      },
     });
   }
 
   /** Whether the worker thread runs (for /ready). */
   get running(): boolean {
-    return this.#running;
+    return this.#worker.running;
   }
 
   #onMessage(message: IngestMessage): void {
@@ -118,9 +109,6 @@ export class IngestWorker {
   /** Stops the worker (fetches cancelled, the current import's batch committed); waits at most `timeoutMs`. */
   async close(timeoutMs = 15_000): Promise<void> {
     this.#stopping = true;
-    this.#send('stop');
-    if (await exitedOrTerminated(this.#worker, this.#exited, timeoutMs)) {
-      this.#log.warn({ timeoutMs }, 'ingest worker did not stop in time: terminated (imports resume from their last commit)');
-    }
+    await this.#worker.close(timeoutMs);
   }
 }

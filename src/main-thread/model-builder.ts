@@ -6,8 +6,7 @@
  * it inherits), restarts one that dies, keeps the model thread's latest stats for the health
  * endpoint, logs newly skipped data, and stops both (each finishing its current chunk).
  */
-import { Worker } from 'node:worker_threads';
-import { exitedOrTerminated } from '../threads/worker-exit.ts';
+import { SupervisedWorker } from '../threads/supervised-worker.ts';
 import type { Logger } from 'pino';
 import type { Config, StoreConfig } from '../config/types.ts';
 import type { BuilderProblem, BuilderRows, BuilderStarted, BuilderStats, BuilderWorkerData } from '../builder/builder-worker.ts';
@@ -15,70 +14,34 @@ import type { RequestCounts } from '../domain/request-counts.ts';
 import { createLiveRows, type LiveRowsMemory } from '../store/live-rows.ts';
 import { DEFAULT_CONFIG } from '../config/defaults.ts';
 
-/** Pause before restarting a crashed worker, so a persistent fault does not spin. */
-const RESTART_DELAY_MS = 1000;
 /** How often the report counters' thread writes (the model's thread: every 100 ms). */
 const REPORTS_FLUSH_MS = 1000;
 /** Request-count posts (about one a second) held for the report counters' thread before it starts. */
 const MAX_HELD_COUNTS = 600;
 
 type ThreadData = BuilderWorkerData & { entry: string; niceness: number };
+type BuilderMessage = BuilderStats | BuilderRows | BuilderStarted | BuilderProblem;
 
-/** One builder worker thread: started, restarted after an unexpected exit, stopped on request. */
-class BuilderThread {
-  readonly #data: ThreadData;
-  readonly #log: Logger;
-  readonly #onMessage: (message: BuilderStats | BuilderRows | BuilderStarted) => void;
-  #worker!: Worker;
-  #exited!: Promise<void>;
-  #stopping = false;
-  /** The worker thread is running (false between an unexpected exit and its restart). */
-  running = false;
-
-  constructor(data: ThreadData, log: Logger, onMessage: (message: BuilderStats | BuilderRows | BuilderStarted) => void) {
-    this.#data = data;
-    this.#log = log.child({ thread: data.role === 'reports' ? 'reports' : 'model' });
-    this.#onMessage = onMessage;
-    this.#start();
-  }
-
-  #start(): void {
-    const worker = new Worker(new URL('../threads/ts-worker.mjs', import.meta.url), { workerData: this.#data });
-    this.#worker = worker;
-    this.running = true;
-    worker.on('message', (message: BuilderStats | BuilderRows | BuilderStarted | BuilderProblem) => {
-      if (message.type === 'problem') this.#log.warn({ environment: message.environment, problem: message.problem }, 'stored snapshot not used: replaying the event log instead');
-      else this.#onMessage(message);
-    });
-    worker.on('error', (err) => this.#log.error({ err }, 'model builder failed'));
-    this.#exited = new Promise((resolve) => {
-      worker.once('exit', (code) => {
-        this.running = false;
-        resolve();
-        if (this.#stopping) return;
-        // Its last commit holds its position: a new worker resumes there without double counting.
-        this.#log.error({ code, restartInMs: RESTART_DELAY_MS }, 'model builder stopped unexpectedly');
-        setTimeout(() => this.#stopping || this.#start(), RESTART_DELAY_MS).unref();
-      });
-    });
-  }
-
-  postMessage(message: unknown, transfer?: ArrayBuffer[]): void {
-    this.#worker.postMessage(message, transfer);
-  }
-
-  /** Asks the worker to write what it applied and exit; terminates it after `timeoutMs` (its last write holds its position). */
-  async close(timeoutMs: number): Promise<void> {
-    this.#stopping = true;
-    this.#worker.postMessage('stop');
-    if (await exitedOrTerminated(this.#worker, this.#exited, timeoutMs)) this.#log.warn({ timeoutMs }, 'model builder did not stop in time: terminated');
-  }
+/** One of the builder's threads, supervised (threads/supervised-worker.ts); a stored snapshot it could not use is logged here. */
+function builderThread(data: ThreadData, log: Logger, onMessage: (message: BuilderStats | BuilderRows | BuilderStarted) => void): SupervisedWorker<BuilderMessage> {
+  const threadLog = log.child({ thread: data.role === 'reports' ? 'reports' : 'model' });
+  return new SupervisedWorker<BuilderMessage>({
+    name: 'model builder',
+    workerData: data,
+    log: threadLog,
+    // Its last commit holds its position: a new thread resumes there without double counting.
+    stopMessage: 'stop',
+    onMessage: (message) => {
+      if (message.type === 'problem') threadLog.warn({ environment: message.environment, problem: message.problem }, 'stored snapshot not used: replaying the event log instead');
+      else onMessage(message);
+    },
+  });
 }
 
 export class ModelBuilder {
   readonly #log: Logger;
-  readonly #model: BuilderThread;
-  #reports: BuilderThread | undefined;
+  readonly #model: SupervisedWorker<BuilderMessage>;
+  #reports: SupervisedWorker<BuilderMessage> | undefined;
   readonly #heldCounts: RequestCounts[] = [];
   #stopping = false;
   /** Resolved when the model thread has started (the report counters' thread may then start). */
@@ -147,7 +110,7 @@ export class ModelBuilder {
       niceness,
       ...options.pacing,
     };
-    this.#model = new BuilderThread(data, this.#log, (message) => {
+    this.#model = builderThread(data, this.#log, (message) => {
       if (message.type === 'rows') this.#onRows(message);
       else if (message.type === 'stats') this.#onStats(message);
       // The model thread set the positions the reports inherit: the reports thread may start
@@ -161,7 +124,7 @@ export class ModelBuilder {
         // Written every second, not every 100 ms: a report is read in hours and days, and each
         // write rewrites the day's and the hour's rollups whole; at a steady ~9,000 events/s the
         // reports thread spent 7 µs an event, most of it in its 10 commits a second.
-        this.#reports = new BuilderThread({ ...data, role: 'reports', niceness: reportsNiceness, flushMs: REPORTS_FLUSH_MS, liveRows: undefined }, this.#log, (m) => {
+        this.#reports = builderThread({ ...data, role: 'reports', niceness: reportsNiceness, flushMs: REPORTS_FLUSH_MS, liveRows: undefined }, this.#log, (m) => {
           if (m.type === 'stats') this.#reportsStats = m;
         });
         for (const counts of this.#heldCounts.splice(0)) this.postRequestCounts(counts);

@@ -16,16 +16,13 @@
  * those the model covers, or when `model.trained.rebuildIntervalSec` passed with any new event.
  * Interval 0 means on demand only.
  */
-import { Worker } from 'node:worker_threads';
-import { exitedOrTerminated } from '../threads/worker-exit.ts';
+import { SupervisedWorker } from '../threads/supervised-worker.ts';
 import type { Logger } from 'pino';
 import type { Config, StoreConfig } from '../config/types.ts';
 import type { TrainedModelMeta } from '../store/trained-model.ts';
 import type { BuildOutcome } from '../training/train-model.ts';
 import type { TrainerReply, TrainerRequest, TrainerWorkerData } from '../training/trainer-worker.ts';
 
-/** Pause before restarting a crashed worker, so a persistent fault does not spin. */
-const RESTART_DELAY_MS = 1000;
 /** How often the schedule compares positions (or the shortest interval, if shorter): a freshness bound. */
 const CHECK_MS = 5000;
 /**
@@ -66,8 +63,7 @@ export class ModelTrainer {
   readonly #attempts = new Map<string, { at: number; position: number }>();
   readonly #appliedPosition: (environment: string) => number | undefined;
   #nextId = 1;
-  #worker!: Worker;
-  #exited!: Promise<void>;
+  readonly #worker: SupervisedWorker<TrainerReply>;
   #stopping = false;
 
   /** Called when a new version is current, before the build's result is handed on. */
@@ -97,7 +93,17 @@ export class ModelTrainer {
       store: options.store,
       environments: options.environments,
     };
-    this.#start();
+    this.#worker = new SupervisedWorker<TrainerReply>({
+      name: 'model trainer',
+      workerData: this.#workerData,
+      log: this.#log,
+      stopMessage: { type: 'stop' } satisfies TrainerRequest,
+      onMessage: (reply) => this.#onReply(reply),
+      // A crash (out of memory, say) fails the builds it had; the serving models stay.
+      onExit: (code) => {
+        for (const [id, pending] of this.#pending) this.#settle(id, pending, { status: 'failed', error: `the trainer worker exited (code ${code})` });
+      },
+    });
     let checkMs = Infinity;
     for (const [environment, config] of Object.entries(options.environments)) {
       if (!config.model.trained.enabled) continue;
@@ -130,23 +136,6 @@ export class ModelTrainer {
       this.#attempts.set(environment, { at: now, position });
       void this.rebuild(environment);
     }
-  }
-
-  #start(): void {
-    const worker = new Worker(new URL('../threads/ts-worker.mjs', import.meta.url), { workerData: this.#workerData });
-    this.#worker = worker;
-    worker.on('message', (reply: TrainerReply) => this.#onReply(reply));
-    worker.on('error', (err) => this.#log.error({ err }, 'model trainer failed'));
-    this.#exited = new Promise((resolve) => {
-      worker.once('exit', (code) => {
-        resolve();
-        // A crash (out of memory, say) fails the builds it had; the serving models stay.
-        for (const [id, pending] of this.#pending) this.#settle(id, pending, { status: 'failed', error: `the trainer worker exited (code ${code})` });
-        if (this.#stopping) return;
-        this.#log.error({ code, restartInMs: RESTART_DELAY_MS }, 'model trainer stopped unexpectedly');
-        setTimeout(() => this.#stopping || this.#start(), RESTART_DELAY_MS).unref();
-      });
-    });
   }
 
   #onReply(reply: TrainerReply): void {
@@ -230,7 +219,6 @@ export class ModelTrainer {
   async close(timeoutMs = 10_000): Promise<void> {
     this.#stopping = true;
     for (const timer of this.#timers) clearTimeout(timer);
-    this.#worker.postMessage({ type: 'stop' } satisfies TrainerRequest);
-    if (await exitedOrTerminated(this.#worker, this.#exited, timeoutMs)) this.#log.warn({ timeoutMs }, 'model trainer did not stop in time: terminated');
+    await this.#worker.close(timeoutMs);
   }
 }
