@@ -10,15 +10,18 @@ const logs: Array<{ level: number; msg: string; code?: number }> = [];
 const log = pino({ level: 'info' }, { write: (line: string) => void logs.push(JSON.parse(line) as (typeof logs)[number]) });
 const messages: string[] = [];
 const exits: number[] = [];
-const worker = new SupervisedWorker<string>({
-  name: 'echo worker',
-  workerData: { entry: new URL('./echo-worker.ts', import.meta.url).href },
-  log,
-  stopMessage: 'stop',
-  terminatedNote: '(what it had is lost)',
-  onMessage: (message) => messages.push(message),
-  onExit: (code) => exits.push(code),
-});
+/** An echo worker under supervision, its messages and exits recorded. */
+const supervised = (name: string) =>
+  new SupervisedWorker<string>({
+    name,
+    workerData: { entry: new URL('./echo-worker.ts', import.meta.url).href },
+    log,
+    stopMessage: 'stop',
+    terminatedNote: '(what it had is lost)',
+    onMessage: (message) => messages.push(message),
+    onExit: (code) => exits.push(code),
+  });
+const worker = supervised('echo worker');
 const until = async (what: () => boolean) => {
   for (const deadline = Date.now() + 20_000; !what() && Date.now() < deadline; ) await sleep(10);
 };
@@ -38,14 +41,7 @@ const runningAfterRestart = worker.running;
 await worker.close(10_000);
 const afterStop = { running: worker.running, exits: [...exits], bye: count('bye') };
 // A thread that ignores its stop is terminated after the bound.
-const stuck = new SupervisedWorker<string>({
-  name: 'stuck worker',
-  workerData: { entry: new URL('./echo-worker.ts', import.meta.url).href },
-  log,
-  stopMessage: 'stop',
-  terminatedNote: '(what it had is lost)',
-  onMessage: (message) => messages.push(message),
-});
+const stuck = supervised('stuck worker');
 await until(() => count('started') === 3);
 stuck.postMessage('hang');
 const stopStartedAt = Date.now();
