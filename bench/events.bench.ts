@@ -427,15 +427,8 @@ if (SUSTAINED_SEC > 0) {
     })),
   );
 }
+/** BENCH_REPLAY_EVENTS=0 skips the replay and what runs on its data (the restart, the trained-model build's input). */
 const replayEvents = Number(process.env.BENCH_REPLAY_EVENTS ?? (QUICK ? 200_000 : 1_000_000));
-const replayDir = tempDir('affinity-replay-');
-const replay = await replayThroughBuilder(replayEvents, replayDir);
-const REPLAY_TARGET_SEC = (5 * replayEvents) / 1_000_000;
-console.log(
-  `builder replay of ${replayEvents} events: ${replay.replaySec.toFixed(1)} s (target ≤ ${REPLAY_TARGET_SEC} s: ${replay.replaySec <= REPLAY_TARGET_SEC ? 'pass' : 'missed'}), ` +
-    `${replay.cpuUsPerEvent} µs CPU per event (builder thread ${replay.builderUsPerEvent}, reports thread ${replay.reportsUsPerEvent}), unpinned; ` +
-    `the model had written the last event at ${replay.modelDoneSec.toFixed(1)} s, the report counters at ${replay.reportsDoneSec.toFixed(1)} s`,
-);
 
 /** Posts `body` as a recommendation request until it is answered 200 (the service has just started). */
 async function untilRecommended(url: string, token: string, body: object): Promise<void> {
@@ -469,14 +462,28 @@ async function restartRound(dataDir: string, events: number): Promise<{ servingS
     await server.close();
   }
 }
-const restart = await restartRound(replayDir, replayEvents);
-console.log(`restart with ${replayEvents} events stored: recommendations answered ${restart.servingSec.toFixed(1)} s after spawn, builder at the log's end ${restart.builderSec.toFixed(1)} s (no trained model in this data)`);
-const reads = await measureTrainingReads(replayDir);
-rmSync(replayDir, { recursive: true, force: true });
-console.log(
-  `trained-model build input at ${reads.events} events: the whole log read in ${reads.wholeSec.toFixed(1)} s; ` +
-    `from the snapshot (position ${reads.readFrom}) and the ${reads.tail} events after it in ${reads.resumedSec.toFixed(1)} s`,
-);
+
+/** The replay through the builder alone, then the service restarted on its data and the trained-model build's reads of it. */
+async function replayRounds(events: number): Promise<Awaited<ReturnType<typeof replayThroughBuilder>>> {
+  const replayDir = tempDir('affinity-replay-');
+  const replay = await replayThroughBuilder(events, replayDir);
+  const targetSec = (5 * events) / 1_000_000;
+  console.log(
+    `builder replay of ${events} events: ${replay.replaySec.toFixed(1)} s (target ≤ ${targetSec} s: ${replay.replaySec <= targetSec ? 'pass' : 'missed'}), ` +
+      `${replay.cpuUsPerEvent} µs CPU per event (builder thread ${replay.builderUsPerEvent}, reports thread ${replay.reportsUsPerEvent}), unpinned; ` +
+      `the model had written the last event at ${replay.modelDoneSec.toFixed(1)} s, the report counters at ${replay.reportsDoneSec.toFixed(1)} s`,
+  );
+  const restart = await restartRound(replayDir, events);
+  console.log(`restart with ${events} events stored: recommendations answered ${restart.servingSec.toFixed(1)} s after spawn, builder at the log's end ${restart.builderSec.toFixed(1)} s (no trained model in this data)`);
+  const reads = await measureTrainingReads(replayDir);
+  rmSync(replayDir, { recursive: true, force: true });
+  console.log(
+    `trained-model build input at ${reads.events} events: the whole log read in ${reads.wholeSec.toFixed(1)} s; ` +
+      `from the snapshot (position ${reads.readFrom}) and the ${reads.tail} events after it in ${reads.resumedSec.toFixed(1)} s`,
+  );
+  return replay;
+}
+const replay = replayEvents > 0 ? await replayRounds(replayEvents) : undefined;
 const RESTART_DIR = process.env.BENCH_RESTART_DIR;
 if (RESTART_DIR) {
   const { dataset, client } = JSON.parse(readFileSync(join(RESTART_DIR, 'bench-prepared.json'), 'utf8')) as {
@@ -509,5 +516,5 @@ if (RESTART_DIR) {
 console.log(`rounds ${ROUNDS} × ${SECONDS} s, ${CONNECTIONS} connections${DELAY_MS > 0 ? ` paced by ${DELAY_MS} ms` : ''}, ${EVENTS_PER_REQUEST} events per request, server ${PIN_SERVER ? 'pinned to core 0' : 'unpinned'}, wrk on core 1`);
 if (process.env.BENCH_JSON === '1') {
   for (const row of rows) console.log(JSON.stringify({ ...row, node: process.version, cpu: cpus()[0]?.model }));
-  console.log(JSON.stringify({ task: 'events/builder-replay', events: replayEvents, ...replay }));
+  if (replay) console.log(JSON.stringify({ task: 'events/builder-replay', events: replayEvents, ...replay }));
 }
