@@ -402,7 +402,7 @@ function recordLag(): void {
 
 /**
  * Neighbour rows written per transaction between the builder's steps (builder/cooccurrence.ts
- * writeRows): ~2 µs of CPU each in LMDB, so a step waits at most ~10 ms for them, and LMDB keeps
+ * prepareRows): ~2 µs of CPU each in LMDB, so a step waits at most ~10 ms for them, and LMDB keeps
  * no more memory than such a transaction dirties. While behind, more at once: the events wait
  * anyway, and each commit costs its free-list merge.
  */
@@ -440,7 +440,7 @@ function flush(withLayout: boolean, countChunks?: number, final = false): void {
   if (requestCounts) writes.push(requestCounts.prepareFlush(countChunks));
   for (const model of models.values()) {
     writes.push(model.prepareFlush());
-    model.startRows?.();
+    model.rows?.startRows();
   }
   openFlush = { withLayout, writes, eventPositions: { ...positions }, newest: { ...newestApplied }, changes: changesPosition, count: unwritten, heldMs: 0, cpuMs: 0 };
   if (withLayout) changesWritten = changesPosition;
@@ -455,7 +455,7 @@ function flush(withLayout: boolean, countChunks?: number, final = false): void {
 /** Rows started and not yet written, over the environments. */
 function pendingRows(): number {
   let left = 0;
-  for (const model of models.values()) left += model.pendingRows ?? 0;
+  for (const model of models.values()) left += model.rows?.pendingRows ?? 0;
   return left;
 }
 
@@ -467,13 +467,13 @@ function writeRowsStep(final: boolean): void {
   if (pendingRows() > 0) {
     let most = behind || final ? ROWS_PER_WRITE_BEHIND : ROWS_PER_WRITE;
     const puts: Array<() => void> = [];
-    for (const [environment, model] of models) {
+    for (const [environment, { rows }] of models) {
       if (most === 0) break;
-      const rows = model.pendingRows ?? 0;
-      if (rows === 0) continue;
+      const pending = rows?.pendingRows ?? 0;
+      if (pending === 0) continue;
       // Encoded before the transaction: a retried one puts the same rows again.
-      puts.push(model.prepareRows!(most, positions[environment]!));
-      most -= Math.min(most, rows);
+      puts.push(rows!.prepareRows(most, positions[environment]!));
+      most -= Math.min(most, pending);
     }
     transactionSyncRetried(stateRoot, () => {
       for (const put of puts) put();
@@ -503,7 +503,7 @@ function finishFlush(open: OpenFlush): void {
   const changedRows = new Map<string, number[]>();
   for (const [environment, model] of models) {
     const changed: number[] = [];
-    model.takeWritten?.(changed);
+    model.rows?.takeWritten(changed);
     if (changed.length > 0) changedRows.set(environment, changed);
   }
   // Every write reads what it adds to inside the transaction, so an aborted try can run again.

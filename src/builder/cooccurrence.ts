@@ -22,7 +22,7 @@
  */
 import type { Store } from '../store/open.ts';
 import { selectLargest } from '../domain/select-largest.ts';
-import { NeighbourRowReader, neighboursKey, stampedNeighboursWords } from '../store/model.ts';
+import { NeighbourRowReader, neighboursKey, stampedNeighboursWords, stampRowPosition } from '../store/model.ts';
 import { ADDR, CLS, COUNT, createLiveRows, DIRTY, gatherSlots, LiveViews, META, NOTICED, RowSorter, sizeClasses, VERSION, type LiveRowsMemory } from '../store/live-rows.ts';
 
 /** Fibonacci hashing multiplier (2^32 / golden ratio) as an i32; a table of 2^b entries takes the top b bits. */
@@ -32,7 +32,20 @@ const MAX_ROW_SLOTS = 0xffff;
 /** A row's DIRTY word: changed since the last write started (1), or started and not yet written (this). */
 const PENDING = 2;
 
-export class CooccurrenceState {
+/**
+ * How the builder worker writes an environment's neighbour rows: those changed since the last
+ * flush are started, then put a bounded number per transaction between its steps
+ * (builder/builder-worker.ts), and at the flush's finish the ranking workers are told which to
+ * read anew.
+ */
+export interface RowWrites {
+  startRows(): void;
+  readonly pendingRows: number;
+  prepareRows(most: number, position: number): () => void;
+  takeWritten(changed: number[]): void;
+}
+
+export class CooccurrenceState implements RowWrites {
   readonly #store: Store;
   readonly #env: string;
   readonly #maxNeighbours: number;
@@ -269,21 +282,20 @@ export class CooccurrenceState {
   }
 
   /**
-   * Starts writing the rows changed since the last one started: they are written by writeRows,
-   * a bounded number per transaction between the builder's steps, and the rows the events change
-   * meanwhile wait for the next. Returns how many. A row is put whole, in table order, in ix
+   * Starts writing the rows changed since the last start: prepareRows encodes them a bounded
+   * number at a time, and the rows the events change meanwhile wait for the next start (those
+   * started and changed again are written with their later state). A row is put whole, in table order, in ix
    * order, which is key order: LMDB then walks its leaf pages in order (90,000 rows put in random
    * order took ~3.5 us of CPU each, in order ~2 us). Not sorted: readers sort what they read
    * (sorting every written row was ~25% of the builder's CPU under a sustained load).
    */
-  startRows(): number {
+  startRows(): void {
     const rows = Uint32Array.from(this.#dirty).sort();
     this.#dirty.length = 0;
     const meta = this.#views.meta;
     for (const r of rows) meta[r * META + DIRTY] = PENDING;
     this.#pending = rows;
     this.#pendingAt = 0;
-    return rows.length;
   }
 
   /** Rows started (startRows) and not yet written. */
@@ -322,8 +334,7 @@ export class CooccurrenceState {
         out[at + 1 + k] = sorter.gatheredIx[k]!;
         outWeights[at + 1 + n + k] = sorter.gatheredW[k]!;
       }
-      out[at + 1 + 2 * n] = position % 2 ** 32;
-      out[at + 2 + 2 * n] = Math.floor(position / 2 ** 32);
+      stampRowPosition(out, at, n, position);
       if (!this.#shared) this.#written.push(r);
     }
     this.#pendingAt = to;

@@ -13,7 +13,7 @@ import type { Store } from '../store/open.ts';
 import type { LiveRowsMemory } from '../store/live-rows.ts';
 import { ConsumedSets } from './consumed-sets.ts';
 import { ConsumerRecords } from './consumer-records.ts';
-import { CooccurrenceState } from './cooccurrence.ts';
+import { CooccurrenceState, type RowWrites } from './cooccurrence.ts';
 import { eventWeight } from '../domain/event-weight.ts';
 import { HistoryState } from './histories.ts';
 import { PopularityState } from './popularity.ts';
@@ -55,14 +55,8 @@ export interface EventConsumer {
    * the positions applied now.
    */
   prepareFlush(): () => void;
-  /** Starts writing the neighbour rows changed since the last flush (builder/cooccurrence.ts startRows). */
-  startRows?(): void;
-  /** Rows started and not yet written. */
-  readonly pendingRows?: number;
-  /** Encodes up to `most` rows started, stamped with `position`; the result puts them inside a transaction. */
-  prepareRows?(most: number, position: number): () => void;
-  /** At a flush's finish: the ix of the rows the ranking workers must read anew once it is readable. */
-  takeWritten?(changedRows: number[]): void;
+  /** The model's neighbour rows, written apart from the rest of a flush (builder/cooccurrence.ts). */
+  readonly rows?: RowWrites;
   /**
    * A consumer whose state is snapshotted apart from its flushes (the report counters'): where its
    * events start, before the stored position when it replays the log to its state alone.
@@ -183,7 +177,7 @@ export class EnvironmentModel implements EventConsumer {
   }
 
   /**
-   * Encodes what changed since the last flush but the neighbour rows (written apart: startRows);
+   * Encodes what changed since the last flush but the neighbour rows (written apart: `rows`);
    * the result writes it inside a transaction.
    */
   prepareFlush(): () => void {
@@ -193,19 +187,7 @@ export class EnvironmentModel implements EventConsumer {
     };
   }
 
-  startRows(): void {
-    this.#cooccurrence.startRows();
-  }
-
-  get pendingRows(): number {
-    return this.#cooccurrence.pendingRows;
-  }
-
-  prepareRows(most: number, position: number): () => void {
-    return this.#cooccurrence.prepareRows(most, position);
-  }
-
-  takeWritten(changedRows: number[]): void {
-    this.#cooccurrence.takeWritten(changedRows);
+  get rows(): RowWrites {
+    return this.#cooccurrence;
   }
 }

@@ -5,7 +5,7 @@
  * their committed progress, feeds from their status), relays its log lines, asks it for a poll
  * now, nudges it when an upload arrives, and stops it before the store closes.
  */
-import { SupervisedWorker } from '../threads/supervised-worker.ts';
+import { SupervisedWorker, type WorkerEntryData } from '../threads/supervised-worker.ts';
 import type { Logger } from 'pino';
 import type { Config } from '../config/types.ts';
 import { removeInterruptedUploads } from '../store/imports.ts';
@@ -17,11 +17,11 @@ import type { IngestCommand, IngestMessage, IngestWorkerData } from '../ingest/i
 const POLL_WAIT_MARGIN_MS = 10_000;
 
 export class IngestWorker {
-  readonly #data: IngestWorkerData & { entry: string };
+  readonly #data: IngestWorkerData & WorkerEntryData;
   readonly #log: Logger;
   readonly #pending = new Map<number, (known: boolean) => void>();
   #nextId = 1;
-  #worker!: SupervisedWorker<IngestMessage>;
+  readonly #worker: SupervisedWorker<IngestMessage>;
   #stopping = false;
 
   private constructor(config: Config, log: Logger) {
@@ -33,22 +33,6 @@ export class IngestWorker {
       ingest: config.ingest,
       tickMs: 1000,
     };
-  }
-
-  /** Prepares the inbox folders, drops half-received uploads, and starts the worker. */
-  static async start(config: Config, store: Store, log: Logger): Promise<IngestWorker> {
-    const environments = Object.keys(config.environments);
-    ensureInboxes(config.store.dataDir, environments);
-    // Before listening: no upload can be in flight, so every `receiving` record is a dead one.
-    const removed = await removeInterruptedUploads(store);
-    for (const environment of environments) clearUploads(config.store.dataDir, environment);
-    if (removed > 0) log.warn({ removed }, 'uploads interrupted by the last stop were discarded (their clients got no 202)');
-    const handle = new IngestWorker(config, log);
-    handle.#start();
-    return handle;
-  }
-
-  #start(): void {
     this.#worker = new SupervisedWorker<IngestMessage>({
       name: 'ingest worker',
       workerData: this.#data,
@@ -61,6 +45,17 @@ export class IngestWorker {
         this.#pending.clear();
       },
     });
+  }
+
+  /** Prepares the inbox folders, drops half-received uploads, and starts the worker. */
+  static async start(config: Config, store: Store, log: Logger): Promise<IngestWorker> {
+    const environments = Object.keys(config.environments);
+    ensureInboxes(config.store.dataDir, environments);
+    // Before listening: no upload can be in flight, so every `receiving` record is a dead one.
+    const removed = await removeInterruptedUploads(store);
+    for (const environment of environments) clearUploads(config.store.dataDir, environment);
+    if (removed > 0) log.warn({ removed }, 'uploads interrupted by the last stop were discarded (their clients got no 202)');
+    return new IngestWorker(config, log);
   }
 
   /** Whether the worker thread runs (for /ready). */

@@ -6,7 +6,7 @@
  * it inherits), restarts one that dies, keeps the model thread's latest stats for the health
  * endpoint, logs newly skipped data, and stops both (each finishing its current chunk).
  */
-import { SupervisedWorker } from '../threads/supervised-worker.ts';
+import { SupervisedWorker, type WorkerEntryData } from '../threads/supervised-worker.ts';
 import type { Logger } from 'pino';
 import type { Config, StoreConfig } from '../config/types.ts';
 import type { BuilderProblem, BuilderRows, BuilderStarted, BuilderStats, BuilderWorkerData } from '../builder/builder-worker.ts';
@@ -19,7 +19,7 @@ const REPORTS_FLUSH_MS = 1000;
 /** Request-count posts (about one a second) held for the report counters' thread before it starts. */
 const MAX_HELD_COUNTS = 600;
 
-type ThreadData = BuilderWorkerData & { entry: string; niceness: number };
+type ThreadData = BuilderWorkerData & WorkerEntryData;
 type BuilderMessage = BuilderStats | BuilderRows | BuilderStarted | BuilderProblem;
 
 /** One of the builder's threads, supervised (threads/supervised-worker.ts); a stored snapshot it could not use is logged here. */
@@ -113,9 +113,10 @@ export class ModelBuilder {
     this.#model = builderThread(data, this.#log, (message) => {
       if (message.type === 'rows') this.#onRows(message);
       else if (message.type === 'stats') this.#onStats(message);
+      else this.#onModelStarted();
       // The model thread set the positions the reports inherit: the reports thread may start
       // (once); during a stop only to write the request counts held for it (close()).
-      else if (!this.#reports && (!this.#stopping || this.#heldCounts.length > 0)) {
+      if (message.type === 'started' && !this.#reports && (!this.#stopping || this.#heldCounts.length > 0)) {
         // Reports are sums read hours later: at the lowest niceness, 19, whenever the model's is
         // lowered (the process's own priority when it is kept). On one core at 15 they took a
         // quarter of it from the model's catch-up: the events bench (3 × 10 s) at 15 then 19, model
@@ -128,7 +129,6 @@ export class ModelBuilder {
           if (m.type === 'stats') this.#reportsStats = m;
         });
         for (const counts of this.#heldCounts.splice(0)) this.postRequestCounts(counts);
-        this.#onModelStarted();
       }
     });
   }

@@ -16,7 +16,7 @@
  * those the model covers, or when `model.trained.rebuildIntervalSec` passed with any new event.
  * Interval 0 means on demand only.
  */
-import { SupervisedWorker } from '../threads/supervised-worker.ts';
+import { SupervisedWorker, type WorkerEntryData } from '../threads/supervised-worker.ts';
 import type { Logger } from 'pino';
 import type { Config, StoreConfig } from '../config/types.ts';
 import type { TrainedModelMeta } from '../store/trained-model.ts';
@@ -51,7 +51,6 @@ interface Pending {
 }
 
 export class ModelTrainer {
-  readonly #workerData: TrainerWorkerData & { entry: string; niceness: number; idle: boolean };
   readonly #log: Logger;
   readonly #environments: Config['environments'];
   readonly #timers: NodeJS.Timeout[] = [];
@@ -86,7 +85,7 @@ export class ModelTrainer {
     this.#appliedPosition = options.appliedPosition ?? (() => undefined);
     this.#log = options.log;
     this.#environments = options.environments;
-    this.#workerData = {
+    const workerData: TrainerWorkerData & WorkerEntryData = {
       entry: new URL('../training/trainer-worker.ts', import.meta.url).href,
       niceness: TRAINER_NICENESS,
       idle: true,
@@ -95,7 +94,7 @@ export class ModelTrainer {
     };
     this.#worker = new SupervisedWorker<TrainerReply>({
       name: 'model trainer',
-      workerData: this.#workerData,
+      workerData,
       log: this.#log,
       stopMessage: { type: 'stop' } satisfies TrainerRequest,
       onMessage: (reply) => this.#onReply(reply),

@@ -251,6 +251,12 @@ export function rowPositionOf(words: Uint32Array, length: number): number {
   return length >= at + 2 ? words[at]! + words[at + 1]! * 2 ** 32 : 0;
 }
 
+/** Writes `position` after the `n` neighbours of the row encoded at word `at` of `out` (rowPositionOf reads it). */
+export function stampRowPosition(out: Uint32Array, at: number, n: number, position: number): void {
+  out[at + neighboursWords(n)] = position % 2 ** 32;
+  out[at + neighboursWords(n) + 1] = Math.floor(position / 2 ** 32);
+}
+
 /**
  * Encodes a row of typed arrays into `out` at word `at` (neighboursWords(n) words); returns its
  * bytes, a view of `out`. The builder encodes a flush's rows into one buffer this way.
