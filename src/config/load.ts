@@ -12,11 +12,14 @@ import { feedDefinitionProblems, parseInterval } from '../domain/feed.ts';
 import { LIST_FILTERS_SCHEMA, filterProblems } from '../domain/list-filters.ts';
 import { allowListProblems, parseAllowList } from '../outbound/allow-list.ts';
 import { literalRefusal } from '../outbound/guard.ts';
+import { defaultOptions, optionsSchemaOf, STRATEGIES, strategyNamed } from '../strategies/registry.ts';
 import { DEFAULT_CONFIG, ENVIRONMENT_DEFAULTS } from './defaults.ts';
 import { validateConfig } from './schema.ts';
 import type { Config } from './types.ts';
 
 const validateFilters = new Ajv({ allErrors: true }).compile(LIST_FILTERS_SCHEMA);
+const optionsAjv = new Ajv({ allErrors: true });
+const validateOptions = new Map(STRATEGIES.map((s) => [s.name as string, optionsAjv.compile(optionsSchemaOf(s))]));
 
 export class ConfigError extends Error {
   readonly problems: string[];
@@ -161,6 +164,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         if (!environment.itemTypes.includes(t)) {
           problems.push(`environments.${name}.lists.${listName}.itemTypes: '${t}' is not an item type of '${name}'`);
         }
+      }
+      const strategy = strategyNamed(list.strategy)!;
+      const validate = validateOptions.get(list.strategy)!;
+      if (!validate(list.options ?? {})) {
+        for (const e of validate.errors ?? []) {
+          const extra = e.params && 'additionalProperty' in e.params ? ` '${String(e.params.additionalProperty)}' (${list.strategy} takes ${Object.keys(strategy.optionsSchema).join(', ') || 'none'})` : '';
+          problems.push(`environments.${name}.lists.${listName}.options${e.instancePath.replaceAll('/', '.')} ${e.message ?? 'is invalid'}${extra}`);
+        }
+      } else {
+        list.options = { ...defaultOptions(strategy), ...list.options };
       }
       if (list.filters === undefined) continue;
       const at = `environments.${name}.lists.${listName}.filters`;

@@ -4,9 +4,10 @@
  * misspelt key is reported instead of silently ignored.
  */
 import { Ajv } from 'ajv';
+import { STRATEGY_NAMES } from '../strategies/registry.ts';
 
 const NAME = { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$' } as const;
-const STRATEGY = { enum: ['personalized', 'item_to_item', 'trending', 'popular', 'latest'] } as const;
+const STRATEGY = { enum: STRATEGY_NAMES } as const;
 const NAMES = { type: 'array', items: NAME, uniqueItems: true } as const;
 
 const LIST = {
@@ -18,6 +19,7 @@ const LIST = {
     itemTypes: NAMES,
     informationField: { type: 'string', minLength: 1 },
     fallback: STRATEGY,
+    options: { type: 'object' }, // checked against the strategy's own schema (config/load.ts)
     filters: { type: 'object' }, // checked by the same validator as a request's filters (config/load.ts)
   },
 } as const;

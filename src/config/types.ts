@@ -4,8 +4,10 @@
  */
 import type { DisableMarker, FeedFormat, FeedHeader } from '../domain/feed.ts';
 import type { ListFilters } from '../domain/list-filters.ts';
+import type { StrategyName } from '../strategies/registry.ts';
+import type { StrategyOptions } from '../strategies/strategy.ts';
 
-export type ListStrategy = 'personalized' | 'item_to_item' | 'trending' | 'popular' | 'latest';
+export type ListStrategy = StrategyName;
 
 /** Limits of the token endpoint (config `auth.tokenEndpoint`). */
 export interface TokenEndpointLimits {
@@ -29,8 +31,10 @@ export interface ListConfig {
   filters?: ListFilters;
   /** Item field returned as `information_field` of each recommended item, if any. */
   informationField?: string;
-  /** Strategy that fills the list when this one finds too few items. */
+  /** Strategy that fills the list when this one finds too few items (default: the strategy's own). */
   fallback?: ListStrategy;
+  /** The strategy's options (strategies/<name>.ts); config/load.ts fills every default. */
+  options?: StrategyOptions;
 }
 
 /** How the model builder turns events into signals. */

@@ -389,6 +389,24 @@ export class CatalogView {
   }
 
   /** Makes `keys` the filter keys of ix. */
+  /** ix's category keys (ids below keyCount), deepest first, into `out` (new_for_you's affinities). */
+  categoriesOf(ix: number, out: number[]): number[] {
+    out.length = 0;
+    if (ix >= this.#capacity) return out;
+    const keys = this.#keys;
+    for (let k = keys.start(ix), end = k + keys.count(ix); k < end; k++) {
+      const id = keys.pool[k]!;
+      if (this.#keyOrder[id]! >= TAG_KEYS) break;
+      out.push(id);
+    }
+    return out;
+  }
+
+  /** Filter keys known so far: every key id is below it. */
+  get keyCount(): number {
+    return this.#keyOrder.length;
+  }
+
   #index(ix: number, keys: string[]): void {
     const ids = this.#idScratch;
     ids.length = 0;

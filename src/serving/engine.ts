@@ -8,8 +8,8 @@
  * of the user's and the device's consumer records and of neighbour rows into reused buffers;
  * item ids from the catalog view's own index) and turns ix back into ids.
  */
-import type { Config, ListStrategy } from '../config/types.ts';
-import { grown, withRoom } from '../domain/grown.ts';
+import type { Config } from '../config/types.ts';
+import { withRoom } from '../domain/grown.ts';
 import { Catalog } from '../store/catalog.ts';
 import { CHANGES_POSITION_KEY, consumerHistoryEnd, copyU32Into, deviceRecordKey, EVENT_TYPE_CODES, userRecordKey } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
@@ -17,33 +17,25 @@ import { CatalogView } from './catalog-view.ts';
 import { NeighbourRows } from './neighbour-rows.ts';
 import { LiveRowReader, type LiveRowsMemory } from '../store/live-rows.ts';
 import { WasmRanker } from '../ranker/kernel.ts';
-import { VECTOR_DIM as DIM, type RankInput, type Ranker } from '../ranker/reference-ranker.ts';
-
-/** A local copy: a module import is read through a getter, which showed in profiles of the hot loops. */
-const VECTOR_DIM = DIM;
+import { VECTOR_DIM, type RankInput, type Ranker } from '../ranker/reference-ranker.ts';
+import { CandidateInput } from '../strategies/candidate-input.ts';
+import { defaultOptions, strategyChain } from '../strategies/registry.ts';
+import type { StrategyRequest } from '../strategies/strategy.ts';
 import type { Notice } from './notices.ts';
 import { RECENT_STRIDE, RecentConsumption, type ResolveItem } from './recent-consumption.ts';
-import { Signals, type TopList } from './signals.ts';
+import { Signals } from './signals.ts';
 import { TrainedScores } from './trained-scores.ts';
 import { UserSeeds } from './user-seeds.ts';
 import { itemsJson, LIST_ID_SEPARATOR, splitIds } from './list-json.ts';
 import type { CheckOutcome, CheckTask, ItemRef, ListTask, RankOutcome, RankTask, RankedList, TaskFieldError } from './task.ts';
 
-// Candidate budgets: the kernel's cost is about linear in candidates (each one a few cache
-// misses), so these bound a ranking to a few hundred of them.
-/** Seeds a personalized list grows from: the most recent distinct items. */
-const MAX_SEEDS = 10;
-/** Neighbours read per seed row (rows are stored strongest first). */
-const PERSONAL_ROW = 30;
+/** Neighbours a row read keeps (item_to_item reads them all; personalized its strongest 30). */
 const ITEM_ROW = 100;
-/** Items sharing categories or tags with a context item, scored by content similarity. */
-const SIMILAR_POOL = 200;
 /**
  * Entries of a ranked list (popular, trending, latest) tried first: enough for nearly every
  * request after exclusions; the whole list only when they fall short.
  */
 const TOP_LIST_HEAD = 256;
-const DAY = 86_400;
 const CONTEXT_SEED_WEIGHT = 2;
 const CHANGES_PER_SYNC = 10_000;
 /** Neighbour rows a worker keeps per environment (ITEM_ROW entries of 8 bytes at most each). */
@@ -55,25 +47,8 @@ const MAX_CACHED_ROWS = 100_000;
 const WARM_MS_PER_SYNC = 0.2;
 /** Time the engine's start gives to reading the serving model's rows ahead, before it reports ready. */
 const START_WARM_MS = 400;
-
-/**
- * Trained-model candidates handed to the kernel per list: a few times the list so filters and
- * exclusions rarely empty it (the fallback chain fills what they do).
- */
-const TRAINED_CANDIDATES = 50;
-/** Seeds' ages count in whole hours (below an hour, no decay): an hour of a 14-day half-life is 0.2%. */
-const SEED_AGE_STEP_SEC = 3600;
 /** A half-life the kernel reads as "no decay" (model.seedHalfLifeSec 0): 2^(-age / 3e38) = 1 in f32. */
 const NO_DECAY_SEC = 3e38;
-
-/** Ranking parameters per strategy; quality tuning (issue 5) changes these numbers only. */
-const TUNING = {
-  recencyHalfLifeSec: 7 * DAY,
-  personalized: { popularityWeight: 0.05, contentWeight: 0.3 },
-  itemToItem: { popularityWeight: 0.05, contentWeight: 0.5 },
-  /** The catalog-wide last resort: popular first, then recent. */
-  catalog: { popularityWeight: 1, recencyWeight: 0.5 },
-} as const;
 
 /** An empty pool or exclusion list: a typed array allocated per ranking showed in its profile. */
 const NO_IX = new Uint32Array(0);
@@ -87,68 +62,6 @@ function weightByCode(eventWeights: Readonly<Record<string, number>>): Float64Ar
   for (const [name, code] of Object.entries(EVENT_TYPE_CODES)) weights[code] = eventWeights[name] ?? 1;
   return weights;
 }
-
-/** Growable typed buffers for one ranking's inputs, reused across rankings. */
-class InputBuffers {
-  seedWeight = new Float32Array(64);
-  seedTime = new Uint32Array(64);
-  offsets = new Uint32Array(65);
-  nbIx = new Uint32Array(4096);
-  nbWeight = new Float32Array(4096);
-  m = 0;
-  t = 0;
-
-  reset(): void {
-    this.m = 0;
-    this.t = 0;
-    this.offsets[0] = 0;
-  }
-
-  /** Adds a seed whose neighbour row comes after (addRow / addNeighbours). */
-  addSeed(weight: number, time: number): void {
-    if (this.m + 2 > this.seedWeight.length) {
-      this.seedWeight = grown(this.seedWeight, this.m * 2);
-      this.seedTime = grown(this.seedTime, this.m * 2);
-      this.offsets = grown(this.offsets, this.m * 2 + 1);
-    }
-    this.seedWeight[this.m] = weight;
-    this.seedTime[this.m] = time;
-    this.m++;
-    this.offsets[this.m] = this.t;
-  }
-
-  #reserve(extra: number): void {
-    if (this.t + extra <= this.nbIx.length) return;
-    const size = Math.max(this.t + extra, this.nbIx.length * 2);
-    this.nbIx = grown(this.nbIx, size);
-    this.nbWeight = grown(this.nbWeight, size);
-  }
-
-  /** Appends the first `max` entries of a row (neighbours, or a ranked list) as the last seed's row. */
-  addRow(row: TopList, max: number): void {
-    this.addEntries(row.ix, row.weight, 0, Math.min(max, row.ix.length));
-  }
-
-  /** Appends the first `max` entries of item `ix`'s neighbour row (read from the arena) as the last seed's row. */
-  addNeighbours(rows: NeighbourRows, ix: number, max: number): void {
-    const at = rows.row(ix);
-    this.addEntries(rows.ixOf(at), rows.weightOf(at), rows.offsetOf(at), Math.min(max, rows.lengthOf(ix)));
-  }
-
-  /** Appends entries [start, start + n) of (ix, weight) arrays as the last seed's row. */
-  addEntries(ix: Uint32Array, weight: Float32Array, start: number, n: number): void {
-    this.#reserve(n);
-    const t = this.t;
-    for (let k = 0; k < n; k++) {
-      this.nbIx[t + k] = ix[start + k]!;
-      this.nbWeight[t + k] = weight[start + k]!;
-    }
-    this.t += n;
-    this.offsets[this.m] = this.t;
-  }
-
-}
-
 
 interface Environment {
   view: CatalogView;
@@ -168,32 +81,22 @@ interface Environment {
 }
 
 /** What one request knows about its user, gathered once for all its lists. */
-interface UserContext {
-  contextIx: number | undefined;
+interface UserContext extends StrategyRequest {
   /** The request's seeds (the engine's reused UserSeeds: valid until the next request). */
-  seeds: UserSeeds;
+  readonly seeds: UserSeeds;
   /** Never recommended: consumed (not reconsumable), excluded, context, and items already chosen. */
-  exclude: number[];
-  /** The trained model's candidates for this user (computed at the first list that needs them). */
-  trained?: TopList | null;
+  readonly exclude: number[];
 }
 
 export class Engine {
   readonly #store: Store;
   readonly #catalog: Catalog;
   readonly #environments = new Map<string, Environment>();
-  readonly #buffers = new InputBuffers();
-  readonly #similar: number[] = [];
+  /** What the strategies hand the kernel, rebuilt per ranking in reused memory. */
+  readonly #candidates = new CandidateInput(VECTOR_DIM);
   readonly #recent = new RecentConsumption();
   readonly #seeds = new UserSeeds();
-  /** Kernel inputs rebuilt per ranking, in reused memory. */
-  readonly #context = new Float32Array(VECTOR_DIM);
   #exclude = new Uint32Array(256);
-  #pool = new Uint32Array(SIMILAR_POOL);
-  readonly #recentSeeds = new Uint32Array(MAX_SEEDS);
-  #trainedSeeds = new Uint32Array(0);
-  #trainedIx = new Uint32Array(256);
-  #trainedWeight = new Float32Array(256);
   /** The request's user's and device's consumer records (store/model.ts), read into reused memory. */
   #userRecord = new Uint32Array(3 * 128);
   #deviceRecord = new Uint32Array(3 * 128);
@@ -385,22 +288,26 @@ export class Engine {
       }
     }
     if (contextIx !== undefined) exclude.push(contextIx);
-    return { contextIx, seeds, exclude };
+    return { nowSec: task.nowSec, contextIx, seeds, exclude };
   }
 
-  /** Up to `k` ix for the list: its strategy, then its fallback chain, then the whole catalog. */
+  /** Up to `k` ix for the list: its strategy, then its fallback chain, then the whole catalog (strategies/registry.ts). */
   #rankList(env: Environment, task: RankTask, list: ListTask, user: UserContext, k: number): number[] {
     const out: number[] = [];
     if (k === 0) return out;
-    const chain: Array<ListStrategy | 'catalog'> = [list.strategy];
-    for (const s of [list.fallback, 'popular', 'latest', 'catalog'] as const) if (s && !chain.includes(s)) chain.push(s);
     const typesMask = env.view.typesMask(list.itemTypes, list.filters);
     const allow = env.view.allowBitset(list.filters);
     const excludeBase = user.exclude.length;
-    for (const strategy of chain) {
+    const chain = strategyChain(list.strategy, list.fallback);
+    for (let s = 0; s < chain.length && out.length < k; s++) {
+      const strategy = chain[s]!;
+      // The list's options for its own strategy; a fallback ranks with its defaults.
+      const options = (s === 0 && list.options) || defaultOptions(strategy);
       for (const depth of [TOP_LIST_HEAD, Infinity]) {
-        const input = this.#input(env, task, strategy, user, k - out.length, depth);
-        if (!input) break;
+        const candidates = this.#candidates;
+        candidates.reset();
+        if (!strategy.candidates(env, user, candidates, options, depth)) break;
+        const input = this.#rankInput(env, task, candidates, k - out.length);
         input.allowedTypesMask = typesMask;
         input.allow = allow;
         input.exclude = this.#excludeOf(user.exclude);
@@ -410,141 +317,33 @@ export class Engine {
           user.exclude.push(ix);
         }
         // A second, deeper pass only for a ranked list whose head was too short.
-        if (out.length >= k || !isTopList(strategy) || input.neighbourIx.length < depth) break;
+        if (out.length >= k || !strategy.deepens || candidates.t < depth) break;
       }
-      if (out.length >= k) break;
     }
     user.exclude.length = excludeBase;
     return out;
   }
 
-  /** The kernel input of one strategy, or null when it has nothing to rank from. */
-  #input(env: Environment, task: RankTask, strategy: ListStrategy | 'catalog', user: UserContext, k: number, depth: number): RankInput | null {
-    const b = this.#buffers;
-    b.reset();
-    let pool: Uint32Array = NO_IX;
-    let context: Float32Array | null = null;
-    let popularityWeight = 0;
-    let recencyWeight = 0;
-    let contentWeight = 0;
-    switch (strategy) {
-      case 'personalized': {
-        const seeds = user.seeds;
-        if (seeds.count === 0) return null;
-        const recent = this.#recentSeeds;
-        const n = seeds.mostRecent(MAX_SEEDS, recent);
-        context = this.#context.fill(0);
-        // Ages count from the user's newest seed (model.seedHalfLifeSec): the kernel decays by
-        // now − time, so a seed goes in as now − its age (from the request instead when a seed
-        // is "now", time 0, such as the context item). On MovieLens's time split (lists asked at the data's
-        // end), decay from the request left nothing of this part to users last seen months
-        // before: nDCG@10 0.2049 with it, 0.2127 from the newest seed (issue 13).
-        const newest = n > 0 ? seeds.time[recent[0]!]! : 0;
-        const ageFrom = newest > 0 && task.nowSec > newest ? newest : task.nowSec;
-        for (let r = 0; r < n; r++) {
-          const ix = seeds.ix[recent[r]!]!;
-          const weight = seeds.weight[recent[r]!]!;
-          const time = seeds.time[recent[r]!]!;
-          // Ages in whole SEED_AGE_STEP_SEC: a burst of events is stamped over a second or two,
-          // differently each time it arrives, and a second more of age (5.7e-7 less weight at
-          // 14 days) could swap near-equal candidates (issue 13: results may not depend on when
-          // the same events arrived).
-          const age = Math.max(0, ageFrom - time);
-          b.addSeed(weight, time === 0 ? 0 : task.nowSec - (age - (age % SEED_AGE_STEP_SEC)));
-          b.addNeighbours(env.rows, ix, PERSONAL_ROW);
-          env.ranker.addVector(ix, weight, context);
-        }
-        normalise(context);
-        const trained = this.#trainedForUser(env, task, user);
-        if (trained) {
-          b.addSeed(env.view.config.model.trained.weight, 0);
-          b.addRow(trained, trained.ix.length);
-        }
-        ({ popularityWeight, contentWeight } = TUNING.personalized);
-        break;
-      }
-      case 'item_to_item': {
-        const ix = user.contextIx;
-        if (ix === undefined || ix >= env.view.capacity) return null;
-        b.addSeed(1, 0);
-        b.addNeighbours(env.rows, ix, Infinity);
-        const trained = env.trained.forItem(ix, user.exclude, TRAINED_CANDIDATES);
-        if (trained) {
-          b.addSeed(env.view.config.model.trained.weight, 0);
-          b.addRow(trained, trained.ix.length);
-        }
-        context = this.#context.fill(0);
-        env.ranker.addVector(ix, 1, context);
-        const similar = env.view.similarCandidates(ix, SIMILAR_POOL, this.#similar);
-        // No category or tag to go by: content similarity over the whole catalog (rare: an O(n) pass).
-        if (similar.length > 0) {
-          this.#pool = withRoom(this.#pool, similar.length);
-          for (let i = 0; i < similar.length; i++) this.#pool[i] = similar[i]!;
-          pool = this.#pool.subarray(0, similar.length);
-        } else pool = this.#everyIx(env);
-        ({ popularityWeight, contentWeight } = TUNING.itemToItem);
-        break;
-      }
-      case 'popular':
-      case 'trending':
-      case 'latest': {
-        const list = strategy === 'popular' ? env.signals.popular : strategy === 'trending' ? env.signals.trending : env.view.latestList();
-        if (list.ix.length === 0) return null;
-        b.addSeed(1, 0);
-        b.addRow(list, depth);
-        break;
-      }
-      case 'catalog': {
-        pool = this.#everyIx(env);
-        ({ popularityWeight, recencyWeight } = TUNING.catalog);
-        break;
-      }
-    }
+  /** The kernel's input of what a strategy gathered. */
+  #rankInput(env: Environment, task: RankTask, c: CandidateInput, k: number): RankInput {
     return {
       k,
       nowSec: task.nowSec,
       allowedTypesMask: 0,
-      seedWeight: b.seedWeight.subarray(0, b.m),
-      seedTime: b.seedTime.subarray(0, b.m),
+      seedWeight: c.seedWeight.subarray(0, c.m),
+      seedTime: c.seedTime.subarray(0, c.m),
       seedHalfLifeSec: env.view.config.model.seedHalfLifeSec || NO_DECAY_SEC,
-      neighbourOffsets: b.offsets.subarray(0, b.m + 1),
-      neighbourIx: b.nbIx.subarray(0, b.t),
-      neighbourWeight: b.nbWeight.subarray(0, b.t),
-      pool,
+      neighbourOffsets: c.offsets.subarray(0, c.m + 1),
+      neighbourIx: c.nbIx.subarray(0, c.t),
+      neighbourWeight: c.nbWeight.subarray(0, c.t),
+      pool: c.pool,
       exclude: NO_IX,
-      popularityWeight,
-      recencyWeight,
-      recencyHalfLifeSec: TUNING.recencyHalfLifeSec,
-      contentWeight,
-      context,
+      popularityWeight: c.popularityWeight,
+      recencyWeight: c.recencyWeight,
+      recencyHalfLifeSec: c.recencyHalfLifeSec,
+      contentWeight: c.contentWeight,
+      context: c.context,
     };
-  }
-
-  /**
-   * The trained model's candidates for the user's history (its model.trained.maxSeeds most recent
-   * items, more than the co-occurrence's MAX_SEEDS: the model weighs a history as a whole). Seeds decay with the
-   * model's own half-life (model.trained.halfLifeSec, the one it was trained with; 0 = none),
-   * not the co-occurrence seeds' one: the model stands for lasting taste, the co-occurrence
-   * neighbours for what the user is doing now. Once per request.
-   */
-  #trainedForUser(env: Environment, task: RankTask, user: UserContext): TopList | undefined {
-    if (user.trained !== undefined) return user.trained ?? undefined;
-    const { halfLifeSec: halfLife, maxSeeds } = env.view.config.model.trained;
-    const seeds = user.seeds;
-    const n = maxSeeds > 0 && seeds.count > maxSeeds ? seeds.mostRecent(maxSeeds, (this.#trainedSeeds = withRoom(this.#trainedSeeds, maxSeeds))) : seeds.count;
-    const order = n < seeds.count ? this.#trainedSeeds : undefined;
-    const ixs = (this.#trainedIx = withRoom(this.#trainedIx, n));
-    const weights = (this.#trainedWeight = withRoom(this.#trainedWeight, n));
-    for (let r = 0; r < n; r++) {
-      const s = order ? order[r]! : r;
-      const time = seeds.time[s]!;
-      const age = time === 0 ? 0 : Math.max(0, task.nowSec - time);
-      ixs[r] = seeds.ix[s]!;
-      weights[r] = halfLife > 0 ? seeds.weight[s]! * 2 ** (-age / halfLife) : seeds.weight[s]!;
-    }
-    const top = env.trained.forSeeds(ixs, weights, n, user.exclude, TRAINED_CANDIDATES);
-    user.trained = top ?? null;
-    return top;
   }
 
   /** The exclusions as the kernel takes them, in reused memory (the kernel copies its inputs). */
@@ -552,11 +351,6 @@ export class Engine {
     this.#exclude = withRoom(this.#exclude, exclude.length);
     for (let i = 0; i < exclude.length; i++) this.#exclude[i] = exclude[i]!;
     return this.#exclude.subarray(0, exclude.length);
-  }
-
-  #everyIx(env: Environment): Uint32Array {
-    if (env.everyIx.length !== env.view.capacity) env.everyIx = Uint32Array.from({ length: env.view.capacity }, (_, i) => i);
-    return env.everyIx;
   }
 
   #toIds(env: Environment, list: ListTask, placed: number[]): RankedList {
@@ -575,16 +369,6 @@ export class Engine {
     if (view) for (let i = 0; i < check.length; i++) rankable[i] = view.isRankable(check[i]!, nowSec) ? 1 : 0;
     return { rankable };
   }
-}
-
-const isTopList = (strategy: ListStrategy | 'catalog') => strategy === 'popular' || strategy === 'trending' || strategy === 'latest';
-
-function normalise(v: Float32Array): void {
-  let norm = 0;
-  for (let d = 0; d < v.length; d++) norm += v[d]! * v[d]!;
-  if (norm === 0) return;
-  const scale = 1 / Math.sqrt(norm);
-  for (let d = 0; d < v.length; d++) v[d]! *= scale;
 }
 
 /**

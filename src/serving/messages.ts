@@ -63,6 +63,7 @@ export function decodeRankTask(text: WireRankTask, environments: Config['environ
     lists.push({
       strategy: config.strategy,
       ...(config.fallback ? { fallback: config.fallback } : {}),
+      ...(config.options ? { options: config.options } : {}),
       size,
       limit,
       itemTypes: config.itemTypes,

@@ -11,16 +11,11 @@ import type { Key } from 'lmdb';
 import { decodeTopItems, eventsPositionKey, readPopularity, topItemsKey } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 import type { CatalogView } from './catalog-view.ts';
+import type { TopList } from '../strategies/strategy.ts';
 
 const REFRESH_MS = 1000;
 /** The lists change without events once an hour (trending's decay): looked at this often even then. */
 const LISTS_REFRESH_MS = 60_000;
-
-export interface TopList {
-  ix: Uint32Array;
-  /** Score of each entry (f32), best first. */
-  weight: Float32Array;
-}
 
 const EMPTY: TopList = { ix: new Uint32Array(0), weight: new Float32Array(0) };
 

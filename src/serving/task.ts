@@ -5,6 +5,7 @@
  */
 import type { ListStrategy } from '../config/types.ts';
 import type { ListFilters } from '../domain/list-filters.ts';
+import type { StrategyOptions } from '../strategies/strategy.ts';
 
 /** An item named by a request: the type is optional in SPEC.md's HistoryItem and ListContentItem. */
 export interface ItemRef {
@@ -15,6 +16,8 @@ export interface ItemRef {
 export interface ListTask {
   strategy: ListStrategy;
   fallback?: ListStrategy;
+  /** The list's options for its strategy (config; absent: the strategy's defaults). */
+  options?: StrategyOptions;
   /** Items wanted in total (list_size); the whole list is ranked so the list cache can hold it. */
   size: number;
   /** Items the response shows (the first `limit` of the list). */

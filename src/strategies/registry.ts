@@ -1,0 +1,65 @@
+/**
+ * @module strategies/registry
+ * Every strategy a list may name. The configuration's enum and each list's options are checked
+ * against it (config/schema.ts, config/load.ts) and the ranking engine runs it (serving/engine.ts):
+ * a new strategy is one file beside this one and one line below.
+ */
+import { wholeCatalog } from './catalog.ts';
+import { itemToItem } from './item-to-item.ts';
+import { latest } from './latest.ts';
+import { newForYou } from './new-for-you.ts';
+import { personalized } from './personalized.ts';
+import { popular } from './popular.ts';
+import type { Strategy, StrategyOptions } from './strategy.ts';
+import { trending } from './trending.ts';
+
+export const STRATEGIES = [personalized, itemToItem, trending, popular, latest, newForYou] as const;
+
+export type StrategyName = (typeof STRATEGIES)[number]['name'];
+export const STRATEGY_NAMES: readonly StrategyName[] = STRATEGIES.map((s) => s.name);
+
+const byName = new Map<string, Strategy>(STRATEGIES.map((s) => [s.name, s]));
+const defaults = new Map<Strategy, StrategyOptions>([...STRATEGIES, wholeCatalog].map((s) => [s, optionDefaults(s)]));
+const chains = new Map<string, readonly Strategy[]>();
+
+export function strategyNamed(name: string): Strategy | undefined {
+  return byName.get(name);
+}
+
+/** Every option of the strategy at its default. */
+export function defaultOptions(strategy: Strategy): StrategyOptions {
+  return defaults.get(strategy) ?? optionDefaults(strategy);
+}
+
+function optionDefaults(strategy: Strategy): StrategyOptions {
+  return Object.freeze(Object.fromEntries(Object.entries(strategy.optionsSchema).map(([key, schema]) => [key, schema.default])));
+}
+
+/** The JSON Schema of a list's `options` for the strategy. */
+export function optionsSchemaOf(strategy: Strategy): object {
+  return { type: 'object', additionalProperties: false, properties: strategy.optionsSchema };
+}
+
+/**
+ * The strategies a list ranks through, in order: its own, its fallback (the list's, else the
+ * strategy's), that one's fallback and so on until one repeats or has none; then `popular` and
+ * `latest` if not in yet (any catalog with events or items fills them), and the whole catalog
+ * last. Kept per (strategy, fallback): lists ask for it per request.
+ */
+export function strategyChain(strategy: StrategyName, fallback?: StrategyName): readonly Strategy[] {
+  const key = fallback ? `${strategy}/${fallback}` : strategy;
+  let chain = chains.get(key);
+  if (chain) return chain;
+  const out: Strategy[] = [];
+  let next: Strategy | undefined = byName.get(strategy);
+  let override: string | undefined = fallback;
+  while (next && !out.includes(next)) {
+    out.push(next);
+    next = byName.get(override ?? next.fallback ?? '');
+    override = undefined;
+  }
+  for (const last of [popular, latest]) if (!out.includes(last)) out.push(last);
+  out.push(wholeCatalog);
+  chains.set(key, (chain = out));
+  return chain;
+}
