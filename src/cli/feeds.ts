@@ -13,6 +13,7 @@ import { feedToWire, parseFeedBody } from '../http/schemas/feed.ts';
 import { parseAllowList } from '../outbound/allow-list.ts';
 import { getFeed, getFeedStatus, listFeeds, newFeedId, putFeed, removeFeed, requestPoll, syncConfigFeeds } from '../store/feeds.ts';
 import type { Store } from '../store/open.ts';
+import { fieldErrorsText } from '../domain/field-errors.ts';
 
 /** A feed command that cannot be done (unknown environment or feed, invalid definition): exit 1. */
 export class FeedUsageError extends Error {}
@@ -95,7 +96,7 @@ async function addFeed(open: OpenStore, environments: Config['environments'], ar
   const env = environments[environment]!;
   const parsed = parseFeedBody(bodyFromFlags(values), environment, undefined, env.itemTypes, parseAllowList(env.outbound.allow));
   const store = await open();
-  if ('errors' in parsed) throw new FeedUsageError(`invalid feed: ${parsed.errors.map((e) => `${e.path} ${e.message}`).join('; ')}`);
+  if ('errors' in parsed) throw new FeedUsageError(`invalid feed: ${fieldErrorsText(parsed.errors)}`);
   const feedId = parsed.feedIdGiven ? parsed.feed.feedId : newFeedId();
   if (getFeed(store, environment, feedId)) throw new FeedUsageError(`feed '${feedId}' already exists in environment '${environment}'`);
   const now = new Date().toISOString();

@@ -180,7 +180,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       if (!validateFilters(list.filters)) {
         for (const e of validateFilters.errors ?? []) problems.push(`${at}${e.instancePath.replaceAll('/', '.')} ${e.message ?? 'is invalid'}`);
       } else {
-        for (const [field, message] of filterProblems(list.filters, environment.itemTypes, environment.filterAttributes)) problems.push(`${at}.${field} ${message}`);
+        for (const [field, message] of filterProblems(list.filters, environment.itemTypes, environment.filterAttributes)) problems.push(`${at}.${field.join('.')} ${message}`);
       }
     }
     for (const [feedId, feed] of Object.entries(environment.feeds)) {
@@ -189,7 +189,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       const definition = { ...feed, feedId, environment: name, intervalSec: 0 };
       for (const [field, message] of feedDefinitionProblems(definition, environment.itemTypes)) {
         // Problems are named by wire field; the file uses camelCase keys (a mapping's source paths stay as given).
-        const [key = '', ...rest] = field.split('.');
+        const [key = '', ...rest] = field;
         const fileKey = [key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()), ...rest].join('.');
         problems.push(`${at}.${fileKey} ${message}`);
       }

@@ -9,6 +9,7 @@
 export interface FieldError {
   /** Position of the failing entry in a batch (events). */
   index?: number;
+  /** A JSON Pointer into the body ("" the body itself), or a query or path parameter's name (domain/field-errors.ts). */
   path: string;
   message: string;
 }

@@ -147,37 +147,37 @@ export const MAPPABLE_FIELDS = [
   'ancestry_level',
 ] as const;
 
-/** Problems of a definition beyond its JSON shape, as [field, message] (wire field names). */
-export function feedDefinitionProblems(def: Omit<FeedDefinition, 'source' | 'createdAt' | 'updatedAt'>, itemTypes: readonly string[]): Array<[string, string]> {
-  const problems: Array<[string, string]> = [];
+/** Problems of a definition beyond its JSON shape, as [field's path segments, message] (wire field names). */
+export function feedDefinitionProblems(def: Omit<FeedDefinition, 'source' | 'createdAt' | 'updatedAt'>, itemTypes: readonly string[]): Array<[field: string[], message: string]> {
+  const problems: Array<[string[], string]> = [];
   if (!itemTypes.includes(def.itemType)) {
-    problems.push(['item_type', `'${def.itemType}' is not an item type of environment '${def.environment}' (${itemTypes.join(', ')})`]);
+    problems.push([['item_type'], `'${def.itemType}' is not an item type of environment '${def.environment}' (${itemTypes.join(', ')})`]);
   }
   let url: URL | undefined;
   try {
     url = new URL(def.url);
   } catch {
-    problems.push(['url', 'is not an absolute URL']);
+    problems.push([['url'], 'is not an absolute URL']);
   }
-  if (url && url.protocol !== 'http:' && url.protocol !== 'https:') problems.push(['url', 'must be an http or https URL']);
-  if (url && (url.username || url.password)) problems.push(['url', 'must not carry credentials: use auth_header']);
+  if (url && url.protocol !== 'http:' && url.protocol !== 'https:') problems.push([['url'], 'must be an http or https URL']);
+  if (url && (url.username || url.password)) problems.push([['url'], 'must not carry credentials: use auth_header']);
   const mapped = MAPPED_FORMATS.includes(def.format);
   if (mapped) {
     const targets = Object.values(def.mapping ?? {});
-    if (!targets.includes('item_id')) problems.push(['mapping', `must map a source field to item_id for a ${def.format} feed`]);
+    if (!targets.includes('item_id')) problems.push([['mapping'], `must map a source field to item_id for a ${def.format} feed`]);
     for (const [source, target] of Object.entries(def.mapping ?? {})) {
       const field = target.startsWith('item_attributes.') ? 'item_attributes' : target;
       if (!(MAPPABLE_FIELDS as readonly string[]).includes(field) || target === 'item_attributes.') {
-        problems.push([`mapping.${source}`, `'${target}' is not an Item field a feed may fill (${MAPPABLE_FIELDS.join(', ')}, item_attributes.<key>)`]);
+        problems.push([['mapping', source], `'${target}' is not an Item field a feed may fill (${MAPPABLE_FIELDS.join(', ')}, item_attributes.<key>)`]);
       }
     }
   } else if (def.mapping !== undefined) {
-    problems.push(['mapping', `applies to json, xml and csv feeds; ${def.format} entries are mapped as SPEC.md's RSS table`]);
+    problems.push([['mapping'], `applies to json, xml and csv feeds; ${def.format} entries are mapped as SPEC.md's RSS table`]);
   }
-  if (def.itemsPath !== undefined && def.format !== 'json' && def.format !== 'xml') problems.push(['items_path', 'applies to json and xml feeds']);
-  if (def.format === 'xml' && def.itemsPath === undefined) problems.push(['items_path', 'is required for an xml feed (e.g. catalog.product)']);
-  if (def.delimiter !== undefined && def.format !== 'csv') problems.push(['delimiter', 'applies to csv feeds']);
-  if (def.authHeader && !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(def.authHeader.name)) problems.push(['auth_header.name', 'is not an HTTP header name']);
-  if (def.authHeader && /[\r\n\0]/.test(def.authHeader.value)) problems.push(['auth_header.value', 'must not contain line breaks']);
+  if (def.itemsPath !== undefined && def.format !== 'json' && def.format !== 'xml') problems.push([['items_path'], 'applies to json and xml feeds']);
+  if (def.format === 'xml' && def.itemsPath === undefined) problems.push([['items_path'], 'is required for an xml feed (e.g. catalog.product)']);
+  if (def.delimiter !== undefined && def.format !== 'csv') problems.push([['delimiter'], 'applies to csv feeds']);
+  if (def.authHeader && !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(def.authHeader.name)) problems.push([['auth_header', 'name'], 'is not an HTTP header name']);
+  if (def.authHeader && /[\r\n\0]/.test(def.authHeader.value)) problems.push([['auth_header', 'value'], 'must not contain line breaks']);
   return problems;
 }

@@ -4,9 +4,10 @@
  * domain Item. Unknown fields are rejected (415) rather than ignored: a misspelt field would
  * otherwise be lost without the integrator ever knowing (documented in README.md).
  */
-import { Ajv, type ErrorObject } from 'ajv';
+import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FieldError } from './errors.ts';
+import { ajvFieldErrors, pointer, type AjvWording } from './field-errors.ts';
 import { MAX_NESTING_DEPTH, nestingDepth, toCategoryPaths, type Item } from './item.ts';
 
 /** Identifiers end up in LMDB keys (at most 1978 bytes), so they are kept short. */
@@ -76,38 +77,11 @@ const ajv = new Ajv({ allErrors: true, strict: true });
 addFormats.default(ajv, ['date-time']);
 const validateItemBody = ajv.compile(ITEM_SCHEMA);
 
-function fieldPath(e: ErrorObject): string {
-  const base = e.instancePath.slice(1).replaceAll('/', '.');
-  if (e.keyword === 'additionalProperties') {
-    const name = String((e.params as { additionalProperty: string }).additionalProperty);
-    return base ? `${base}.${name}` : name;
-  }
-  if (e.keyword === 'required') {
-    const name = String((e.params as { missingProperty: string }).missingProperty);
-    return base ? `${base}.${name}` : name;
-  }
-  return base || '(body)';
-}
-
-function fieldMessage(e: ErrorObject): string {
-  if (e.keyword === 'format') return 'must be an ISO 8601 timestamp with a timezone offset or Z';
-  if (e.keyword === 'additionalProperties') return e.instancePath === '' ? 'is not a field of Item' : 'is not an allowed field';
-  if (e.keyword === 'required') return 'is required';
-  return e.message ?? 'is invalid';
-}
-
-/** Ajv also reports why each anyOf branch failed; the anyOf summary alone is clearer. */
-function toFieldErrors(errors: ErrorObject[]): FieldError[] {
-  const anyOfPaths = errors.filter((e) => e.keyword === 'anyOf').map((e) => `${e.schemaPath}/`);
-  const seen = new Map<string, FieldError>();
-  for (const e of errors) {
-    if (anyOfPaths.some((p) => e.schemaPath.startsWith(p))) continue;
-    const path = fieldPath(e);
-    const message = e.keyword === 'anyOf' ? 'does not match any documented shape' : fieldMessage(e);
-    if (!seen.has(path)) seen.set(path, { path, message });
-  }
-  return [...seen.values()];
-}
+const ITEM_WORDING: AjvWording = {
+  notAField: (e) => (e.instancePath === '' ? 'is not a field of Item' : 'is not an allowed field'),
+  noShape: 'does not match any documented shape',
+  format: 'must be an ISO 8601 timestamp with a timezone offset or Z',
+};
 
 /**
  * Whether `text` holds an unpaired UTF-16 surrogate. String.prototype.isWellFormed (Node 20,
@@ -133,12 +107,12 @@ function unstorable(body: unknown): FieldError | undefined {
     const key = keys.pop()!;
     const isString = typeof value === 'string';
     if (isString ? !hasLoneSurrogate(value) : typeof value !== 'object' || value === null) continue;
-    const path = parent === undefined ? '' : parent ? `${parent}.${key}` : key;
-    if (isString) return { path: path || '(body)', message: 'must not contain an unpaired UTF-16 surrogate' };
+    const path = parent === undefined ? '' : parent + pointer(key);
+    if (isString) return { path, message: 'must not contain an unpaired UTF-16 surrogate' };
     const object = value as Record<string, unknown>;
     for (const childKey of Object.keys(object)) {
-      if (childKey === '__proto__') return { path: path ? `${path}.${childKey}` : childKey, message: 'is a reserved name that cannot be stored' };
-      if (hasLoneSurrogate(childKey)) return { path: path || '(body)', message: 'must not have a key with an unpaired UTF-16 surrogate' };
+      if (childKey === '__proto__') return { path: path + pointer(childKey), message: 'is a reserved name that cannot be stored' };
+      if (hasLoneSurrogate(childKey)) return { path, message: 'must not have a key with an unpaired UTF-16 surrogate' };
       values.push(object[childKey]);
       parents.push(path);
       keys.push(childKey);
@@ -149,10 +123,10 @@ function unstorable(body: unknown): FieldError | undefined {
 
 /** Checks `body` against the Item schema; returns the Item or the failing fields. */
 export function parseItemBody(body: unknown): { item: Item } | { errors: FieldError[] } {
-  if (!validateItemBody(body)) return { errors: toFieldErrors(validateItemBody.errors ?? []) };
+  if (!validateItemBody(body)) return { errors: ajvFieldErrors(validateItemBody.errors ?? [], ITEM_WORDING) };
   const attributes = (body as { item_attributes?: unknown }).item_attributes;
   if (attributes !== undefined && nestingDepth(attributes) > MAX_NESTING_DEPTH) {
-    return { errors: [{ path: 'item_attributes', message: `must not nest deeper than ${MAX_NESTING_DEPTH} levels` }] };
+    return { errors: [{ path: '/item_attributes', message: `must not nest deeper than ${MAX_NESTING_DEPTH} levels` }] };
   }
   const notStorable = unstorable(body);
   if (notStorable) return { errors: [notStorable] };

@@ -101,11 +101,11 @@ export function filterItemTypes(filters: ListFilters): readonly string[] | undef
 }
 
 /** Problems of validated filters against an environment: unknown item types, attribute keys not configured. */
-export function filterProblems(filters: ListFilters, itemTypes: readonly string[], filterAttributes: readonly string[]): Array<[field: string, message: string]> {
-  const problems: Array<[string, string]> = [];
-  for (const t of many(filters.item_type)) if (!itemTypes.includes(t)) problems.push(['item_type', `'${t}' is not an item type of this environment`]);
+export function filterProblems(filters: ListFilters, itemTypes: readonly string[], filterAttributes: readonly string[]): Array<[field: string[], message: string]> {
+  const problems: Array<[string[], string]> = [];
+  for (const t of many(filters.item_type)) if (!itemTypes.includes(t)) problems.push([['item_type'], `'${t}' is not an item type of this environment`]);
   for (const name of Object.keys(filters.item_attributes ?? {})) {
-    if (!filterAttributes.includes(name)) problems.push([`item_attributes.${name}`, 'is not a filterable attribute (configure it in filterAttributes)']);
+    if (!filterAttributes.includes(name)) problems.push([['item_attributes', name], 'is not a filterable attribute (configure it in filterAttributes)']);
   }
   return problems;
 }

@@ -48,7 +48,7 @@ export class ProtobufCodec {
       return type.toObject(type.decode(body), TO_OBJECT);
     } catch (err) {
       throw E.invalidRequest(`The body is not a valid ${type.fullName.slice(1)} protobuf message: ${(err as Error).message}`, [
-        { path: '(body)', message: `is not a valid ${type.name} message` },
+        { path: '', message: `is not a valid ${type.name} message` },
       ]);
     }
   }

@@ -32,6 +32,12 @@ export function checkContentEncoding(contentEncoding: string, decoded = true): v
   throw E.unsupportedMediaType(`Content-Encoding '${contentEncoding.slice(0, 100)}' is not supported: send it ${accepted}`);
 }
 
+/** Whether a Content-Length already says the body is over the limit (refused before a byte is read). */
+export const declaresTooMuch = (contentLength: string, maxBytes: number): boolean => contentLength !== '' && Number(contentLength) > maxBytes;
+
+/** A chunk uWS hands to onData, copied: uWS reuses its memory once the callback returns. */
+export const copyChunk = (chunk: ArrayBuffer): Buffer => Buffer.from(new Uint8Array(chunk));
+
 /**
  * Resolves with the whole body; rejects with E.bodyTooLarge past `maxBytes` (checked against
  * Content-Length up front and against the bytes actually received), and never settles after
@@ -46,8 +52,7 @@ export function readBody(ex: Exchange, maxBytes: number, contentLength: string, 
       reject(err);
       return;
     }
-    const declared = contentLength === '' ? 0 : Number(contentLength);
-    if (declared > maxBytes) {
+    if (declaresTooMuch(contentLength, maxBytes)) {
       reject(E.bodyTooLarge(maxBytes));
       return;
     }
@@ -62,8 +67,7 @@ export function readBody(ex: Exchange, maxBytes: number, contentLength: string, 
         reject(E.bodyTooLarge(maxBytes));
         return;
       }
-      // uWS reuses the chunk's memory after this callback returns: copy it.
-      chunks.push(Buffer.from(new Uint8Array(chunk)));
+      chunks.push(copyChunk(chunk));
       if (isLast) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
     });
   });
@@ -103,6 +107,6 @@ export async function decodeContentEncoding(body: Buffer, contentEncoding: strin
     return await decode(body, { maxOutputLength: maxBytes });
   } catch (err) {
     if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw E.bodyTooLarge(maxBytes);
-    throw E.invalidRequest(`The request body is not valid ${coding} data: ${(err as Error).message}`, [{ path: '(body)', message: `is not valid ${coding} data` }]);
+    throw E.invalidRequest(`The request body is not valid ${coding} data: ${(err as Error).message}`, [{ path: '', message: `is not valid ${coding} data` }]);
   }
 }

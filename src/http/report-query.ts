@@ -8,6 +8,7 @@
  */
 import type { ReportsConfig } from '../config/types.ts';
 import { E, type FieldError } from '../domain/errors.ts';
+import { fieldErrorsText } from '../domain/field-errors.ts';
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const MS_PER_DAY = 86_400_000;
@@ -63,7 +64,7 @@ export function parseReportQuery(query: string, limits: ReportsConfig, accepted:
   else if (errors.length === 0 && toMs - fromMs >= maxDays * MS_PER_DAY) {
     errors.push({ path: 'from', message: `must be at most ${maxDays} days before 'to' (the longest ${granularity === 'hour' ? 'hourly ' : ''}report)` });
   }
-  if (errors.length > 0) throw E.invalidRequest(errors.map((e) => `${e.path} ${e.message}`).join('; '), errors);
+  if (errors.length > 0) throw E.invalidRequest(fieldErrorsText(errors), errors);
   const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
   return {
     from: day(fromMs),

@@ -1,6 +1,7 @@
 /**
  * @module http/upload
- * Streams a request body to a file under a byte limit, for uploads far larger than the JSON
+ * Streams a request body to a file under a byte limit (the limit checks and chunk copies are
+ * read-body.ts's, which reads a body into memory), for uploads far larger than the JSON
  * body limit. Must be called before the handler's first await (uWS delivers data only to a
  * handler attached in the same tick); reading is paused at once, so nothing is received until
  * the handler has authorised the request and calls saveTo. Backpressure: reading pauses while
@@ -8,6 +9,7 @@
  */
 import { createWriteStream, rmSync, type WriteStream } from 'node:fs';
 import { E } from '../domain/errors.ts';
+import { copyChunk, declaresTooMuch } from './read-body.ts';
 import type { Exchange } from './respond.ts';
 
 export interface Upload {
@@ -57,8 +59,7 @@ export function receiveUpload(ex: Exchange, maxBytes: number, contentLength: str
     else if (!finished) void cleanup();
   };
   res.onData((chunk, isLast) => {
-    // uWS reuses the chunk's memory after this callback returns: copy it.
-    const copy = Buffer.from(new Uint8Array(chunk));
+    const copy = copyChunk(chunk);
     if (onChunk) onChunk(copy, isLast);
     else {
       early.push(copy);
@@ -73,8 +74,7 @@ export function receiveUpload(ex: Exchange, maxBytes: number, contentLength: str
     },
     saveTo(target: string): Promise<number> {
       return new Promise((resolve, reject) => {
-        const declared = contentLength === '' ? 0 : Number(contentLength);
-        if (declared > maxBytes) {
+        if (declaresTooMuch(contentLength, maxBytes)) {
           finished = true;
           reject(E.bodyTooLarge(maxBytes));
           return;

@@ -8,6 +8,7 @@
  */
 import type { Item } from '../domain/item.ts';
 import { parseItemBody } from '../domain/item-schema.ts';
+import { fieldErrorsText } from '../domain/field-errors.ts';
 
 /** An Item-shaped plain object, not yet validated. */
 export type Candidate = Record<string, unknown>;
@@ -15,7 +16,7 @@ export type Candidate = Record<string, unknown>;
 /** Validates `candidate` as an Item of `environment` whose type is one of `itemTypes`. */
 export function toItem(candidate: Candidate, environment: string, itemTypes: readonly string[]): { item: Item } | { reason: string } {
   const parsed = parseItemBody(candidate);
-  if ('errors' in parsed) return { reason: parsed.errors.map((e) => `${e.path} ${e.message}`).join('; ') };
+  if ('errors' in parsed) return { reason: fieldErrorsText(parsed.errors) };
   const { item } = parsed;
   if (item.environment !== environment) return { reason: `environment '${item.environment}' is not '${environment}'` };
   if (!itemTypes.includes(item.item_type)) {

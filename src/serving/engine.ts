@@ -187,7 +187,7 @@ export class Engine {
     const content = task.lists.map((list, i) =>
       list.content.map((c, j) => {
         const ix = this.#resolve(env, c);
-        if (ix === undefined || !env.view.inCatalog(ix)) errors.push({ path: `lists[${i}].list_content[${j}].id`, message: `'${c.id}' is not an item of this environment` });
+        if (ix === undefined || !env.view.inCatalog(ix)) errors.push({ path: `/lists/${i}/list_content/${j}/id`, message: `'${c.id}' is not an item of this environment` });
         return { ix: ix ?? -1, rank: c.rank };
       }),
     );

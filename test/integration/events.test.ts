@@ -88,7 +88,7 @@ async function assertEventErrors(res: Response, expected: Array<[index: number, 
     const entry = errors[k]!;
     assert.deepEqual(Object.keys(entry).sort(), ['index', 'message', 'path']);
     assert.equal(entry.index, index);
-    assert.equal(entry.path, field ? `events[${index}].${field}` : `events[${index}]`);
+    assert.equal(entry.path, field ? `/events/${index}/${field}` : `/events/${index}`);
     assert.match(entry.message, message);
   });
   return body;
@@ -415,33 +415,33 @@ describe('events API', { concurrency: true }, () => {
     });
 
     test('an empty events array answers 400 and stores nothing', async () => {
-      await refused({ events: [] }, (res) => assertInvalidRequest(res, 'events', /empty/));
+      await refused({ events: [] }, (res) => assertInvalidRequest(res, '/events', /empty/));
     });
 
     test('events that is not an array answers 400 and stores nothing', async () => {
       for (const events of [{}, event('page_visit'), 'x', null, 1]) {
-        await refused({ events }, (res) => assertInvalidRequest(res, 'events', /array/));
+        await refused({ events }, (res) => assertInvalidRequest(res, '/events', /array/));
       }
     });
 
     test('a body that is a JSON array, string, number or null answers 400 and stores nothing', async () => {
       for (const body of [[event('page_visit')], '"events"', '5', 'null']) {
-        await refused(body, (res) => assertInvalidRequest(res, '(body)', /object/));
+        await refused(body, (res) => assertInvalidRequest(res, '', /object/));
       }
     });
 
     test('a body without events answers 400 and stores nothing', async () => {
-      await refused({}, (res) => assertInvalidRequest(res, 'events', /required/));
-      await refused({ event: [event('page_visit')] }, (res) => assertInvalidRequest(res, 'events', /required/));
+      await refused({}, (res) => assertInvalidRequest(res, '/events', /required/));
+      await refused({ event: [event('page_visit')] }, (res) => assertInvalidRequest(res, '/events', /required/));
     });
 
     test('an unknown top-level field answers 400 naming it and stores nothing', async () => {
-      await refused({ events: [event('page_visit')], user_id: 'u' }, (res) => assertInvalidRequest(res, 'user_id', /not a field/));
+      await refused({ events: [event('page_visit')], user_id: 'u' }, (res) => assertInvalidRequest(res, '/user_id', /not a field/));
     });
 
     test('more than 1000 events in one request answers 400 and stores nothing', async () => {
       const events = Array.from({ length: 1001 }, (_, i) => event('page_visit', { device_id: `many-${i}` }));
-      await refused({ events }, (res) => assertInvalidRequest(res, 'events', /at most 1000/));
+      await refused({ events }, (res) => assertInvalidRequest(res, '/events', /at most 1000/));
     });
 
     test('a body that is not JSON answers 415 and stores nothing', async () => {

@@ -429,7 +429,7 @@ describe('Items API across two environments', () => {
     const res = await api.request('PUT', '/api/shop/items/article/a-1', { environment: 'shop', item_id: 'a-1', item_type: 'article' });
     assert.equal(res.status, 415);
     const problem = (await res.json()) as { errors: Array<{ path: string }> };
-    assert.deepEqual(problem.errors.map((e) => e.path), ['item_type']);
+    assert.deepEqual(problem.errors.map((e) => e.path), ['/item_type']);
     assertSameStore(await snapshotStore(server.dataDir), stored);
   });
 

@@ -78,7 +78,7 @@ describe('an environment without an allowance', () => {
           body: JSON.stringify({ url, format: 'rss', item_type: 'article' }),
         });
         const problem = await assertProblem(res, 400, 'invalid-request');
-        assertFieldErrors(problem, [['url', /internal/]]);
+        assertFieldErrors(problem, [['/url', /internal/]]);
       }
       assertSameStore(await snapshotStore(server.dataDir), before, url);
     }
@@ -163,7 +163,7 @@ describe('an environment that allows one internal host by name', () => {
       headers: { Authorization: `Bearer ${await getToken(server)}`, 'Content-Type': 'application/json' },
       body: JSON.stringify({ url: `http://127.0.0.1:${feedPort}/feed.rss`, format: 'rss', item_type: 'article' }),
     });
-    assertFieldErrors(await assertProblem(res, 400, 'invalid-request'), [['url', /internal/]]);
+    assertFieldErrors(await assertProblem(res, 400, 'invalid-request'), [['/url', /internal/]]);
     assertSameStore(await snapshotStore(server.dataDir), before);
   });
 });

@@ -630,7 +630,7 @@ describe('recommendations API', { concurrency: true }, () => {
       const text = await res.text();
       assert.equal(res.status, 400, text);
       const problem = JSON.parse(text) as Problem;
-      assert.ok(problem.errors?.some((e) => e.path === 'lists[0].list_content[1].id'), text);
+      assert.ok(problem.errors?.some((e) => e.path === '/lists/0/list_content/1/id'), text);
     });
 
     test('an injected item ranked beyond the items found closes up so ranks stay consecutive', async () => {

@@ -63,7 +63,7 @@ const PROBLEM = {
     request_id: { type: 'string', description: 'also in the X-Request-Id response header' },
     errors: {
       type: 'array',
-      items: { type: 'object', required: ['path', 'message'], properties: { index: { type: 'integer' }, path: { type: 'string' }, message: { type: 'string' } } },
+      items: { type: 'object', required: ['path', 'message'], properties: { index: { type: 'integer' }, path: { type: 'string', description: 'JSON Pointer (RFC 6901) into the body, "" for the body itself; a query or path parameter by its name' }, message: { type: 'string' } } },
     },
   },
 };

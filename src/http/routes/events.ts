@@ -14,6 +14,7 @@ import {
   type TrackedEvent,
 } from '../../domain/event.ts';
 import { E, type FieldError } from '../../domain/errors.ts';
+import { pointer } from '../../domain/field-errors.ts';
 import type { ServiceMetrics } from '../../metrics/service-metrics.ts';
 import { consumedEntries, type Notice } from '../../serving/notices.ts';
 import type { EventLog } from '../../store/event-log.ts';
@@ -66,23 +67,23 @@ function vocabularies(environments: Config['environments']): Map<string, EventVo
 /** The batch's shape, whichever wire format it came in. */
 function checkBatch(parsed: unknown): unknown[] {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw E.invalidRequest('The body must be an object with an `events` array', [{ path: '(body)', message: 'must be an object' }]);
+    throw E.invalidRequest('The body must be an object with an `events` array', [{ path: '', message: 'must be an object' }]);
   }
   const events = (parsed as { events?: unknown }).events;
   if (!Array.isArray(events)) {
-    throw E.invalidRequest('`events` must be an array of events', [{ path: 'events', message: 'is required and must be an array' }]);
+    throw E.invalidRequest('`events` must be an array of events', [{ path: '/events', message: 'is required and must be an array' }]);
   }
   if (events.length === 0) {
-    throw E.invalidRequest('`events` must hold at least one event', [{ path: 'events', message: 'must not be empty' }]);
+    throw E.invalidRequest('`events` must hold at least one event', [{ path: '/events', message: 'must not be empty' }]);
   }
   if (events.length > MAX_EVENTS_PER_REQUEST) {
     throw E.invalidRequest(`At most ${MAX_EVENTS_PER_REQUEST} events per request`, [
-      { path: 'events', message: `must hold at most ${MAX_EVENTS_PER_REQUEST} events` },
+      { path: '/events', message: `must hold at most ${MAX_EVENTS_PER_REQUEST} events` },
     ]);
   }
   const unknownKeys = Object.keys(parsed).filter((k) => k !== 'events');
   if (unknownKeys.length > 0) {
-    throw E.invalidRequest(`Unknown field(s): ${unknownKeys.join(', ')}`, unknownKeys.map((k) => ({ path: k, message: 'is not a field of the request' })));
+    throw E.invalidRequest(`Unknown field(s): ${unknownKeys.join(', ')}`, unknownKeys.map((k) => ({ path: pointer(k), message: 'is not a field of the request' })));
   }
   return events;
 }
@@ -103,7 +104,7 @@ export function registerEventRoutes(server: HttpServer, deps: EventRoutesDeps): 
       errors.push({
         index: i,
         // One entry per failing event (DESIGN.md): the path names its first failing field.
-        path: problems[0]![0] ? `events[${i}].${problems[0]![0].slice(0, MAX_FIELD_NAME_SHOWN)}` : `events[${i}]`,
+        path: problems[0]![0] ? pointer('events', i, problems[0]![0].slice(0, MAX_FIELD_NAME_SHOWN)) : pointer('events', i),
         message: describe(problems),
       });
     }

@@ -18,6 +18,7 @@ import { parseJsonBody } from '../read-body.ts';
 import { sendEmpty, sendJson, type StatusMap } from '../respond.ts';
 import { feedToWire, parseFeedBody } from '../schemas/feed.ts';
 import type { HttpServer, RequestInfo } from '../server.ts';
+import { fieldErrorsText } from '../../domain/field-errors.ts';
 
 /** GET list / one, DELETE, poll: 200; 401; 404 unknown environment or feed; 409 a configured feed. */
 const STATUS_READ: StatusMap = { unauthorized: 401, environmentNotFound: 404, feedNotFound: 404, conflict: 409 };
@@ -70,7 +71,7 @@ export function registerFeedRoutes(server: HttpServer, deps: FeedRoutesDeps): vo
   server.route('post', all, { status: STATUS_WRITE, readsBody: true }, async (ex, req, body) => {
     const { environment, itemTypes, allow } = await authorised(deps, req);
     const parsed = parseFeedBody(parseJsonBody(body), environment, undefined, itemTypes, allow);
-    if ('errors' in parsed) throw E.invalidRequest(parsed.errors.map((e) => `${e.path} ${e.message}`).join('; '), parsed.errors);
+    if ('errors' in parsed) throw E.invalidRequest(fieldErrorsText(parsed.errors), parsed.errors);
     const feedId = parsed.feedIdGiven ? parsed.feed.feedId : newFeedId();
     if (getFeed(deps.store, environment, feedId)) throw E.conflict(`Feed '${feedId}' already exists in environment '${environment}': PUT replaces it`);
     const now = new Date().toISOString();
@@ -90,7 +91,7 @@ export function registerFeedRoutes(server: HttpServer, deps: FeedRoutesDeps): vo
     if (existing?.source === 'config') throw readOnly(feedId);
     if (!/^[A-Za-z0-9_.-]{1,64}$/.test(feedId)) throw E.invalidRequest(`'${feedId}' is not a feed id`, [{ path: 'feed_id', message: 'must be 1 to 64 of A-Z a-z 0-9 _ . -' }]);
     const parsed = parseFeedBody(parseJsonBody(body), environment, feedId, itemTypes, allow, existing);
-    if ('errors' in parsed) throw E.invalidRequest(parsed.errors.map((e) => `${e.path} ${e.message}`).join('; '), parsed.errors);
+    if ('errors' in parsed) throw E.invalidRequest(fieldErrorsText(parsed.errors), parsed.errors);
     const now = new Date().toISOString();
     const outcome = await putFeed(deps.store, { ...parsed.feed, source: 'api', createdAt: existing?.createdAt ?? now, updatedAt: now });
     sendJson(ex, outcome === 'created' ? 201 : 200, wire(environment, feedId));

@@ -21,6 +21,7 @@ import { checkContentEncoding } from '../read-body.ts';
 import { sendJson, type StatusMap } from '../respond.ts';
 import type { HttpServer, RequestInfo } from '../server.ts';
 import { receiveUpload } from '../upload.ts';
+import { fieldErrorsText } from '../../domain/field-errors.ts';
 
 /** POST: 202; 400 empty body; 401; 404 environment; 413 over the upload limit; 415 media type. */
 const STATUS_UPLOAD: StatusMap = { bodyRequired: 400, unauthorized: 401, environmentNotFound: 404, bodyTooLarge: 413, unsupportedMediaType: 415 };
@@ -61,7 +62,7 @@ function parseQuery(query: string, bounds: Record<string, [min: number, max: num
     if (!(value >= min && value <= max)) errors.push({ path: key, message: `must be an integer from ${min} to ${max}` });
     else out[key] = value;
   }
-  if (errors.length > 0) throw E.invalidRequest(errors.map((e) => `${e.path} ${e.message}`).join('; '), errors);
+  if (errors.length > 0) throw E.invalidRequest(fieldErrorsText(errors), errors);
   return out;
 }
 

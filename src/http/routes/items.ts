@@ -5,6 +5,7 @@
  */
 import type { Config } from '../../config/types.ts';
 import { E, type FieldError } from '../../domain/errors.ts';
+import { fieldErrorsText } from '../../domain/field-errors.ts';
 import { couldBeItemId, type Catalog } from '../../store/catalog.ts';
 import { authorize, type Authorizer } from '../auth.ts';
 import { environmentOf } from '../environment.ts';
@@ -45,26 +46,26 @@ function itemFromBody(
   itemId: string | undefined,
 ) {
   const parsed = parseItemBody(parseBodyText(body));
-  if ('errors' in parsed) throw E.invalidItem(parsed.errors.map((e) => `${e.path} ${e.message}`).join('; '), parsed.errors);
+  if ('errors' in parsed) throw E.invalidItem(fieldErrorsText(parsed.errors), parsed.errors);
   const { item } = parsed;
   const errors: FieldError[] = [];
   if (item.environment !== environment) {
-    errors.push({ path: 'environment', message: `'${item.environment}' differs from the path's '${environment}'` });
+    errors.push({ path: '/environment', message: `'${item.environment}' differs from the path's '${environment}'` });
   }
   if (item.item_type !== itemType) {
-    errors.push({ path: 'item_type', message: `'${item.item_type}' differs from the path's '${itemType}'` });
+    errors.push({ path: '/item_type', message: `'${item.item_type}' differs from the path's '${itemType}'` });
   }
   if (itemId !== undefined && item.item_id !== itemId) {
-    errors.push({ path: 'item_id', message: `'${item.item_id}' differs from the path's '${itemId}'` });
+    errors.push({ path: '/item_id', message: `'${item.item_id}' differs from the path's '${itemId}'` });
   }
   const itemTypes = itemTypesOf(deps, environment);
   if (!itemTypes.includes(item.item_type)) {
     errors.push({
-      path: 'item_type',
+      path: '/item_type',
       message: `'${item.item_type}' is not an item type of environment '${environment}' (${itemTypes.join(', ')})`,
     });
   }
-  if (errors.length > 0) throw E.invalidItem(errors.map((e) => `${e.path} ${e.message}`).join('; '), errors);
+  if (errors.length > 0) throw E.invalidItem(fieldErrorsText(errors), errors);
   return item;
 }
 
@@ -104,7 +105,7 @@ function parseListQuery(query: string): { cursor: string | undefined; limit: num
       errors.push({ path: 'cursor', message: 'is not a cursor returned by this endpoint' });
     }
   }
-  if (errors.length > 0) throw E.invalidRequest(errors.map((e) => `${e.path} ${e.message}`).join('; '), errors);
+  if (errors.length > 0) throw E.invalidRequest(fieldErrorsText(errors), errors);
   return { cursor, limit };
 }
 

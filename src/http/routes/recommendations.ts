@@ -22,6 +22,7 @@ import { acceptsProtobuf, isProtobuf, PROTOBUF_MEDIA_TYPE, type ProtobufCodec } 
 import { sendBody, type StatusMap } from '../respond.ts';
 import { parseRecommendationRequest, type RecommendationRequest } from '../schemas/recommendation.ts';
 import type { HttpServer } from '../server.ts';
+import { fieldErrorsText } from '../../domain/field-errors.ts';
 
 /** SPEC.md: 200; 400 malformed body, missing information or an invalid value; 401; 503 busy. */
 const STATUS_REQUEST: StatusMap = { bodyNotJson: 400, bodyRequired: 400, invalidRequest: 400, unauthorized: 401, bodyTooLarge: 413, unavailable: 503 };
@@ -100,7 +101,7 @@ export function registerRecommendationRoutes(server: HttpServer, deps: Recommend
     }
 
     const outcome = await deps.pool.rank(encodeRankTask(environment, Math.floor(nowMs / 1000), request));
-    if ('errors' in outcome) throw E.invalidRequest(outcome.errors.map((e) => `${e.path} ${e.message}`).join('; '), outcome.errors);
+    if ('errors' in outcome) throw E.invalidRequest(fieldErrorsText(outcome.errors), outcome.errors);
     const protobufLists: AnswerList[] = [];
     let lists = '';
     for (let i = 0; i < request.lists.length; i++) {
@@ -152,7 +153,7 @@ export function registerRecommendationRoutes(server: HttpServer, deps: Recommend
     };
     const offset = positive('offset', deps.recommend.maxListSize);
     const limit = positive('limit', deps.recommend.maxListSize);
-    if (errors.length > 0) throw E.invalidRequest(errors.map((e) => `${e.path} ${e.message}`).join('; '), errors);
+    if (errors.length > 0) throw E.invalidRequest(fieldErrorsText(errors), errors);
     const cached = env.listCache.enabled ? deps.listCache.get(environment, key!) : undefined;
     if (!cached) throw E.listNotFound();
     // Items disabled, deleted or expired since the list was computed are left out, and the ones

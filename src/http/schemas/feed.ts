@@ -8,9 +8,10 @@
  */
 import type { AllowList } from '../../outbound/allow-list.ts';
 import { literalRefusal } from '../../outbound/guard.ts';
-import { Ajv, type ErrorObject } from 'ajv';
+import { Ajv } from 'ajv';
 import { FEED_FORMATS, feedDefinitionProblems, formatInterval, parseInterval, DEFAULT_INTERVAL_SEC, type FeedDefinition, type FeedStatus } from '../../domain/feed.ts';
 import type { FieldError } from '../../domain/errors.ts';
+import { ajvFieldErrors, pointer } from '../../domain/field-errors.ts';
 
 export const REDACTED = '(hidden)';
 
@@ -47,20 +48,6 @@ export const FEED_BODY = {
 
 const validateBody = new Ajv({ allErrors: true, strict: true }).compile(FEED_BODY);
 
-function fieldPath(e: ErrorObject): string {
-  const base = e.instancePath.slice(1).replaceAll('/', '.');
-  const params = e.params as { additionalProperty?: string; missingProperty?: string };
-  const name = params.additionalProperty ?? params.missingProperty;
-  if (name !== undefined) return base ? `${base}.${name}` : name;
-  return base || '(body)';
-}
-
-function fieldMessage(e: ErrorObject): string {
-  if (e.keyword === 'additionalProperties') return 'is not a field of a feed';
-  if (e.keyword === 'required') return 'is required';
-  return e.message ?? 'is invalid';
-}
-
 interface FeedBody {
   feed_id?: string;
   url: string;
@@ -88,23 +75,16 @@ export function parseFeedBody(
   allow: AllowList,
   existing?: FeedDefinition,
 ): { feed: Omit<FeedDefinition, 'source' | 'createdAt' | 'updatedAt'>; feedIdGiven: boolean } | { errors: FieldError[] } {
-  if (!validateBody(body)) {
-    const seen = new Map<string, FieldError>();
-    for (const e of validateBody.errors ?? []) {
-      const path = fieldPath(e);
-      if (!seen.has(path)) seen.set(path, { path, message: fieldMessage(e) });
-    }
-    return { errors: [...seen.values()] };
-  }
+  if (!validateBody(body)) return { errors: ajvFieldErrors(validateBody.errors ?? [], { notAField: 'is not a field of a feed', noShape: 'has the wrong type' }) };
   const b = body as FeedBody;
   const errors: FieldError[] = [];
   if (feedId !== undefined && b.feed_id !== undefined && b.feed_id !== feedId) {
-    errors.push({ path: 'feed_id', message: `'${b.feed_id}' differs from the path's '${feedId}'` });
+    errors.push({ path: '/feed_id', message: `'${b.feed_id}' differs from the path's '${feedId}'` });
   }
   let intervalSec = DEFAULT_INTERVAL_SEC;
   if (b.interval !== undefined) {
     const parsed = parseInterval(b.interval);
-    if (parsed === undefined) errors.push({ path: 'interval', message: 'must be a duration from 1s to 30d such as 90s, 15m, 1h or 1d' });
+    if (parsed === undefined) errors.push({ path: '/interval', message: 'must be a duration from 1s to 30d such as 90s, 15m, 1h or 1d' });
     else intervalSec = parsed;
   }
   const feed: Omit<FeedDefinition, 'source' | 'createdAt' | 'updatedAt'> = {
@@ -123,9 +103,9 @@ export function parseFeedBody(
   if (b.items_path) feed.itemsPath = b.items_path;
   if (b.mapping) feed.mapping = { ...b.mapping };
   if (b.delimiter) feed.delimiter = b.delimiter;
-  for (const [path, message] of feedDefinitionProblems(feed, itemTypes)) errors.push({ path, message });
-  const refusal = errors.some((e) => e.path === 'url') ? undefined : literalRefusal(feed.url, allow);
-  if (refusal) errors.push({ path: 'url', message: `${refusal}: not allowed for outbound fetches (see outbound.allow in the configuration)` });
+  for (const [field, message] of feedDefinitionProblems(feed, itemTypes)) errors.push({ path: pointer(...field), message });
+  const refusal = errors.some((e) => e.path === '/url') ? undefined : literalRefusal(feed.url, allow);
+  if (refusal) errors.push({ path: '/url', message: `${refusal}: not allowed for outbound fetches (see outbound.allow in the configuration)` });
   if (errors.length > 0) return { errors };
   return { feed, feedIdGiven: b.feed_id !== undefined };
 }

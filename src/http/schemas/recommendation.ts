@@ -6,12 +6,13 @@
  * violation becomes one `{ path, message }` of a 400. Unknown fields are refused, so a misspelt
  * option is reported rather than silently ignored.
  */
-import { Ajv, type ErrorObject } from 'ajv';
+import { Ajv } from 'ajv';
 import type { EnvironmentConfig, RecommendConfig } from '../../config/types.ts';
 import type { ListFilters } from '../../domain/list-filters.ts';
 import { RECOMMENDATION_CHANNELS, STANDARD_PAGE_TYPES } from '../../domain/event.ts';
 import { LIST_FILTERS_SCHEMA, filterProblems } from '../../domain/list-filters.ts';
 import { E, type FieldError } from '../../domain/errors.ts';
+import { ajvFieldErrors, fieldErrorText, pointer } from '../../domain/field-errors.ts';
 import type { ItemRef } from '../../serving/task.ts';
 import { MAX_ID_LENGTH } from '../../domain/item-schema.ts';
 
@@ -134,48 +135,12 @@ export interface RecommendationRequest {
   lists: RequestedList[];
 }
 
-/** `/lists/0/list_size` → `lists[0].list_size`: the path notation of the other problem bodies. */
-function fieldPath(pointer: string): string {
-  return pointer
-    .split('/')
-    .slice(1)
-    .map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'))
-    .reduce((path, part) => (/^\d+$/.test(part) ? `${path}[${part}]` : path ? `${path}.${part}` : part), '');
-}
-
-function shapeErrors(errors: ErrorObject[]): FieldError[] {
-  const out: FieldError[] = [];
-  const seen = new Set<string>();
-  for (const e of errors) {
-    // anyOf failures repeat each branch's complaint; the anyOf entry itself says enough.
-    if (e.keyword !== 'anyOf' && errors.some((o) => o.keyword === 'anyOf' && e.instancePath.startsWith(o.instancePath) && e !== o)) continue;
-    let path = fieldPath(e.instancePath);
-    let message = e.message ?? 'is invalid';
-    if (e.keyword === 'additionalProperties') {
-      const extra = String((e.params as { additionalProperty: string }).additionalProperty);
-      path = path ? `${path}.${extra}` : extra;
-      message = 'is not a field of the request';
-    } else if (e.keyword === 'required') {
-      const missing = String((e.params as { missingProperty: string }).missingProperty);
-      path = path ? `${path}.${missing}` : missing;
-      message = 'is required';
-    } else if (e.keyword === 'anyOf') {
-      message = 'has the wrong type';
-    }
-    const key = `${path}\u0000${message}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    out.push({ path: path || '(body)', message });
-  }
-  return out;
-}
-
 const ref = (id: string, type: string | undefined): ItemRef => (type === undefined ? { id } : { id, type });
 /** Shared empty arrays for the common request without list_content or exclude (never written to). */
 const NO_CONTENT: RequestedList['content'] = [];
 const NO_EXCLUDE: string[] = [];
 /** `lists[i]`, written once: the rules below name a list's path whether or not they find a problem. */
-const LIST_PATHS = Array.from({ length: MAX_LISTS }, (_, i) => `lists[${i}]`);
+const LIST_PATHS = Array.from({ length: MAX_LISTS }, (_, i) => pointer('lists', i));
 
 /** list_content's own rules: ids and ranks unique, ranks within the list, item types known. */
 function contentProblems(content: NonNullable<WireList['list_content']>, size: number, at: string, env: EnvironmentConfig, problem: (path: string, message: string) => void): void {
@@ -184,45 +149,45 @@ function contentProblems(content: NonNullable<WireList['list_content']>, size: n
   for (let j = 0; j < content.length; j++) {
     const c = content[j]!;
     // Without a type an id matches any type, so a repeat is judged on the id alone.
-    if (ids.has(c.id)) problem(`${at}.list_content[${j}].id`, `'${c.id}' is already in list_content`);
+    if (ids.has(c.id)) problem(`${at}/list_content/${j}/id`, `'${c.id}' is already in list_content`);
     ids.add(c.id);
     if (c.item_type !== undefined && !env.itemTypes.includes(c.item_type)) {
-      problem(`${at}.list_content[${j}].item_type`, `'${c.item_type}' is not an item type of this environment`);
+      problem(`${at}/list_content/${j}/item_type`, `'${c.item_type}' is not an item type of this environment`);
     }
     if (c.rank === undefined) continue;
-    if (c.rank > size) problem(`${at}.list_content[${j}].rank`, `${c.rank} is beyond the list (list_size ${size})`);
-    if (ranks.has(c.rank)) problem(`${at}.list_content[${j}].rank`, `${c.rank} is taken by another item of list_content`);
+    if (c.rank > size) problem(`${at}/list_content/${j}/rank`, `${c.rank} is beyond the list (list_size ${size})`);
+    if (ranks.has(c.rank)) problem(`${at}/list_content/${j}/rank`, `${c.rank} is taken by another item of list_content`);
     ranks.add(c.rank);
   }
 }
 
 function fail(errors: FieldError[]): never {
-  const shown = errors.slice(0, 3).map((e) => `${e.path} ${e.message}`);
+  const shown = errors.slice(0, 3).map(fieldErrorText);
   if (errors.length > 3) shown.push(`and ${errors.length - 3} more`);
   throw E.invalidRequest(shown.join('; '), errors);
 }
 
 /** The validated request, or throws E.invalidRequest (400) naming every failing field. */
 export function parseRecommendationRequest(body: unknown, env: EnvironmentConfig, limits: RecommendConfig): RecommendationRequest {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) fail([{ path: '(body)', message: 'must be a JSON object' }]);
-  if (!validateShape(body)) fail(shapeErrors(validateShape.errors ?? []));
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) fail([{ path: '', message: 'must be a JSON object' }]);
+  if (!validateShape(body)) fail(ajvFieldErrors(validateShape.errors ?? [], { notAField: 'is not a field of the request', noShape: 'has the wrong type' }));
   const wire = body as WireRequest;
   const errors: FieldError[] = [];
   const problem = (path: string, message: string) => errors.push({ path, message });
 
   if (!STANDARD_PAGE_TYPES.includes(wire.page_type) && !env.pageTypes.includes(wire.page_type)) {
-    problem('page_type', `'${wire.page_type}' is not a page type of this environment`);
+    problem('/page_type', `'${wire.page_type}' is not a page type of this environment`);
   }
   if (!RECOMMENDATION_CHANNELS.includes(wire.channel) && !env.channels.includes(wire.channel)) {
-    problem('channel', `'${wire.channel}' is not a channel of this environment`);
+    problem('/channel', `'${wire.channel}' is not a channel of this environment`);
   }
   if (wire.context_item_type !== undefined && !env.itemTypes.includes(wire.context_item_type)) {
-    problem('context_item_type', `'${wire.context_item_type}' is not an item type of this environment`);
+    problem('/context_item_type', `'${wire.context_item_type}' is not an item type of this environment`);
   }
-  if (wire.context_item_type !== undefined && wire.context_item === undefined) problem('context_item', 'is required with context_item_type');
-  if (DETAIL_PAGES.has(wire.page_type) && wire.context_item === undefined) problem('context_item', `is required on ${wire.page_type} pages`);
+  if (wire.context_item_type !== undefined && wire.context_item === undefined) problem('/context_item', 'is required with context_item_type');
+  if (DETAIL_PAGES.has(wire.page_type) && wire.context_item === undefined) problem('/context_item', `is required on ${wire.page_type} pages`);
   if (wire.user_group !== undefined && wire.user_group !== env.serviceGroup && !Object.hasOwn(env.controlGroups, wire.user_group)) {
-    problem('user_group', `'${wire.user_group}' is neither the service group nor a control group of this environment`);
+    problem('/user_group', `'${wire.user_group}' is neither the service group nor a control group of this environment`);
   }
 
   // Plain loops, and a Set only where the request gives something to compare (list_content):
@@ -231,31 +196,31 @@ export function parseRecommendationRequest(body: unknown, env: EnvironmentConfig
   let aliases: Set<string> | undefined;
   for (let i = 0; i < lists.length; i++) {
     const l = lists[i]!;
-    const at = LIST_PATHS[i] ?? `lists[${i}]`;
-    if (!Object.hasOwn(env.lists, l.list_name)) problem(`${at}.list_name`, `'${l.list_name}' is not a list of this environment`);
+    const at = LIST_PATHS[i] ?? pointer('lists', i);
+    if (!Object.hasOwn(env.lists, l.list_name)) problem(`${at}/list_name`, `'${l.list_name}' is not a list of this environment`);
     if (l.alias === undefined) {
       for (let k = 0; k < lists.length; k++) {
         if (k === i || lists[k]!.list_name !== l.list_name) continue;
-        problem(`${at}.alias`, `is required: list '${l.list_name}' appears more than once`);
+        problem(`${at}/alias`, `is required: list '${l.list_name}' appears more than once`);
         break;
       }
     } else {
       aliases ??= new Set();
-      if (aliases.has(l.alias)) problem(`${at}.alias`, `'${l.alias}' is used by another list`);
+      if (aliases.has(l.alias)) problem(`${at}/alias`, `'${l.alias}' is used by another list`);
       aliases.add(l.alias);
     }
-    if (l.list_size > limits.maxListSize) problem(`${at}.list_size`, `must be at most ${limits.maxListSize}`);
-    if (l.limit !== undefined && l.limit > l.list_size) problem(`${at}.limit`, `must not exceed list_size (${l.list_size})`);
+    if (l.list_size > limits.maxListSize) problem(`${at}/list_size`, `must be at most ${limits.maxListSize}`);
+    if (l.limit !== undefined && l.limit > l.list_size) problem(`${at}/limit`, `must not exceed list_size (${l.list_size})`);
     if (l.list_content !== undefined && l.list_content.length > 0) contentProblems(l.list_content, l.list_size, at, env, problem);
-    if ((l.list_content?.length ?? 0) > l.list_size) problem(`${at}.list_content`, `holds more items than list_size (${l.list_size})`);
-    if (l.filters) for (const [field, message] of filterProblems(l.filters, env.itemTypes, env.filterAttributes)) problem(`${at}.filters.${field}`, message);
+    if ((l.list_content?.length ?? 0) > l.list_size) problem(`${at}/list_content`, `holds more items than list_size (${l.list_size})`);
+    if (l.filters) for (const [field, message] of filterProblems(l.filters, env.itemTypes, env.filterAttributes)) problem(at + pointer('filters', ...field), message);
   }
   if (wire.histories !== undefined) {
     for (const name in wire.histories) {
       const entries = wire.histories[name]!;
       for (let j = 0; j < entries.length; j++) {
         const type = entries[j]!.item_type;
-        if (type !== undefined && !env.itemTypes.includes(type)) problem(`histories.${name}[${j}].item_type`, `'${type}' is not an item type of this environment`);
+        if (type !== undefined && !env.itemTypes.includes(type)) problem(pointer('histories', name, j, 'item_type'), `'${type}' is not an item type of this environment`);
       }
     }
   }

@@ -19,7 +19,7 @@ test('a definition is checked beyond its shape: item type, URL, mapping, format 
   assert.deepEqual(feedDefinitionProblems({ ...base, mapping: { id: 'item_id' } }, ['article']), []);
   assert.deepEqual(
     feedDefinitionProblems({ ...base, itemType: 'x', url: 'file:///etc/passwd', mapping: { a: 'item_type' }, delimiter: ';' }, ['article']).map(([f]) => f),
-    ['item_type', 'url', 'mapping', 'mapping.a', 'delimiter'],
+    [['item_type'], ['url'], ['mapping'], ['mapping', 'a'], ['delimiter']],
   );
-  assert.deepEqual(feedDefinitionProblems({ ...base, format: 'rss', mapping: { guid: 'item_id' } }, ['article']).map(([f]) => f), ['mapping']);
+  assert.deepEqual(feedDefinitionProblems({ ...base, format: 'rss', mapping: { guid: 'item_id' } }, ['article']).map(([f]) => f), [['mapping']]);
 });

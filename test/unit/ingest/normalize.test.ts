@@ -23,6 +23,6 @@ test('a candidate becomes an Item through the Items API schema, or a one-line re
     reason: "item_type 'podcast' is not an item type of environment 'demo' (article)",
   });
   assert.deepEqual(toItem({ environment: 'demo', item_type: 'article', item_id: 'a', title: 1, colour: 'red' }, 'demo', ['article']), {
-    reason: 'colour is not a field of Item; title must be string',
+    reason: '/colour is not a field of Item; /title must be string',
   });
 });

@@ -36,32 +36,32 @@ test('a minimal item and a complete item are accepted', () => {
 
 test('timestamps without an offset, or impossible dates, are rejected by field', () => {
   assert.deepEqual(errorsOf({ ...BASE, publication_datetime: '2024-01-01T00:00:00' }), [
-    { path: 'publication_datetime', message: 'must be an ISO 8601 timestamp with a timezone offset or Z' },
+    { path: '/publication_datetime', message: 'must be an ISO 8601 timestamp with a timezone offset or Z' },
   ]);
-  assert.equal(errorsOf({ ...BASE, end_datetime: '2024-02-30T00:00:00Z' })[0]?.path, 'end_datetime');
-  assert.equal(errorsOf({ ...BASE, end_datetime: '2024-01-01' })[0]?.path, 'end_datetime');
+  assert.equal(errorsOf({ ...BASE, end_datetime: '2024-02-30T00:00:00Z' })[0]?.path, '/end_datetime');
+  assert.equal(errorsOf({ ...BASE, end_datetime: '2024-01-01' })[0]?.path, '/end_datetime');
 });
 
 test('unknown fields, missing required fields and wrong types name the field', () => {
-  assert.deepEqual(errorsOf({ ...BASE, titel: 'x' }), [{ path: 'titel', message: 'is not a field of Item' }]);
-  assert.deepEqual(errorsOf({ item_id: 'x', item_type: 'article' }), [{ path: 'environment', message: 'is required' }]);
-  assert.deepEqual(errorsOf({ ...BASE, title: 5 }), [{ path: 'title', message: 'must be string' }]);
+  assert.deepEqual(errorsOf({ ...BASE, titel: 'x' }), [{ path: '/titel', message: 'is not a field of Item' }]);
+  assert.deepEqual(errorsOf({ item_id: 'x', item_type: 'article' }), [{ path: '/environment', message: 'is required' }]);
+  assert.deepEqual(errorsOf({ ...BASE, title: 5 }), [{ path: '/title', message: 'must be string' }]);
   assert.deepEqual(errorsOf({ ...BASE, categories: [5] }), [
-    { path: 'categories.0', message: 'does not match any documented shape' },
+    { path: '/categories/0', message: 'does not match any documented shape' },
   ]);
   assert.deepEqual(errorsOf({ ...BASE, item_attributes: { a: 1 } }), [
-    { path: 'item_attributes', message: 'does not match any documented shape' },
+    { path: '/item_attributes', message: 'does not match any documented shape' },
   ]);
-  assert.equal(errorsOf({ ...BASE, ancestry_level: 'top' })[0]?.path, 'ancestry_level');
-  assert.equal(errorsOf([BASE])[0]?.path, '(body)');
-  assert.equal(errorsOf({ ...BASE, item_id: 'x'.repeat(257) })[0]?.path, 'item_id');
-  assert.equal(errorsOf({ ...BASE, item_id: 'a\u0000b' })[0]?.path, 'item_id');
+  assert.equal(errorsOf({ ...BASE, ancestry_level: 'top' })[0]?.path, '/ancestry_level');
+  assert.equal(errorsOf([BASE])[0]?.path, '');
+  assert.equal(errorsOf({ ...BASE, item_id: 'x'.repeat(257) })[0]?.path, '/item_id');
+  assert.equal(errorsOf({ ...BASE, item_id: 'a\u0000b' })[0]?.path, '/item_id');
 });
 
 test('free-form attribute values nested past the limit are rejected', () => {
   let value: Record<string, unknown> = {};
   for (let i = 0; i < 50; i++) value = { v: value };
   assert.deepEqual(errorsOf({ ...BASE, item_attributes: { name: 'deep', value } }), [
-    { path: 'item_attributes', message: 'must not nest deeper than 16 levels' },
+    { path: '/item_attributes', message: 'must not nest deeper than 16 levels' },
   ]);
 });
