@@ -5,7 +5,7 @@
  * categories or tags, so a new item without events still gets neighbours.
  */
 import { TRAINED_CANDIDATES } from './personalized.ts';
-import { defineStrategy, everyIx } from './strategy.ts';
+import { defineStrategy, everyIx, weightOption } from './strategy.ts';
 
 /** Items sharing categories or tags with the context item, scored by content similarity. */
 const SIMILAR_POOL = 200;
@@ -15,8 +15,8 @@ export const itemToItem = defineStrategy({
   name: 'item_to_item',
   fallback: 'popular',
   optionsSchema: {
-    popularityWeight: { type: 'number', minimum: 0, maximum: 1000, default: 0.05 },
-    contentWeight: { type: 'number', minimum: 0, maximum: 1000, default: 0.5 },
+    popularityWeight: weightOption(0.05),
+    contentWeight: weightOption(0.5),
   },
   candidates(env, request, input, options) {
     const ix = request.contextIx;

@@ -8,7 +8,7 @@
  * (catalog-view.ts: the 5,000 items published last), newest first, head first.
  */
 import { withRoom } from '../domain/grown.ts';
-import { defineStrategy } from './strategy.ts';
+import { defineStrategy, weightOption } from './strategy.ts';
 
 const DAY = 86_400;
 
@@ -25,9 +25,9 @@ export const newForYou = defineStrategy({
   optionsSchema: {
     maxAgeDays: { type: 'number', minimum: 0, maximum: 36_500, default: 30 },
     maxSeeds: { type: 'integer', minimum: 1, maximum: 1000, default: 50 },
-    recencyWeight: { type: 'number', minimum: 0, maximum: 1000, default: 0.5 },
+    recencyWeight: weightOption(0.5),
     recencyHalfLifeDays: { type: 'number', minimum: 0.01, maximum: 36_500, default: 7 },
-    popularityWeight: { type: 'number', minimum: 0, maximum: 1000, default: 0.05 },
+    popularityWeight: weightOption(0.05),
   },
   candidates(env, request, input, options, depth) {
     const seeds = request.seeds;

@@ -6,7 +6,7 @@
  * popularity and the content similarity of the seeds' vectors.
  */
 import { withRoom } from '../domain/grown.ts';
-import { defineStrategy, type StrategyEnvironment, type StrategyRequest, type TopList } from './strategy.ts';
+import { defineStrategy, weightOption, type StrategyEnvironment, type StrategyRequest, type TopList } from './strategy.ts';
 
 /** Seeds the list grows from: the most recent distinct items. */
 const MAX_SEEDS = 10;
@@ -29,8 +29,8 @@ export const personalized = defineStrategy({
   name: 'personalized',
   fallback: 'popular',
   optionsSchema: {
-    popularityWeight: { type: 'number', minimum: 0, maximum: 1000, default: 0.05 },
-    contentWeight: { type: 'number', minimum: 0, maximum: 1000, default: 0.3 },
+    popularityWeight: weightOption(0.05),
+    contentWeight: weightOption(0.3),
   },
   candidates(env, request, input, options) {
     const seeds = request.seeds;

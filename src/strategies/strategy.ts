@@ -97,6 +97,9 @@ export interface Strategy<Name extends string = string> {
   candidates(env: StrategyEnvironment, request: StrategyRequest, input: CandidateInput, options: StrategyOptions, depth: number): boolean;
 }
 
+/** An option weighing one of the kernel's terms (popularity, recency, content similarity), with its default. */
+export const weightOption = (defaultWeight: number) => ({ type: 'number', minimum: 0, maximum: 1000, default: defaultWeight }) as const;
+
 /** A strategy with its name's literal type kept (the configuration's enum is derived from them). */
 export const defineStrategy = <const Name extends string>(strategy: Strategy<Name>): Strategy<Name> => strategy;
 

@@ -1,26 +1,12 @@
 // The `feeds` of an environment in the configuration file: defaults empty, unknown keys and
 // definitions that could never poll refused by key before the service starts.
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
-import { ConfigError, loadConfig } from '../../../src/config/load.ts';
+import { loadConfig } from '../../../src/config/load.ts';
+import { configFile, configProblems as problemsOf } from '../../helpers/config.ts';
 
 function withEnvironment(demo: Record<string, unknown>): NodeJS.ProcessEnv {
-  const path = join(mkdtempSync(join(tmpdir(), 'affinity-config-')), 'c.json');
-  writeFileSync(path, JSON.stringify({ environments: { demo: { itemTypes: ['article'], ...demo } } }));
-  return { AFFINITY_CONFIG: path };
-}
-
-function problemsOf(env: NodeJS.ProcessEnv): string[] {
-  try {
-    loadConfig(env);
-  } catch (err) {
-    assert.ok(err instanceof ConfigError);
-    return err.problems;
-  }
-  assert.fail('expected a ConfigError');
+  return { AFFINITY_CONFIG: configFile('c.json', JSON.stringify({ environments: { demo: { itemTypes: ['article'], ...demo } } })) };
 }
 
 test('feeds default to none, and a valid feed loads with its keys', () => {

@@ -1,25 +1,7 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import { ConfigError, loadConfig } from '../../../src/config/load.ts';
-
-function configFile(name: string, content: string): string {
-  const path = join(mkdtempSync(join(tmpdir(), 'affinity-config-')), name);
-  writeFileSync(path, content);
-  return path;
-}
-
-function problemsOf(env: NodeJS.ProcessEnv): string[] {
-  try {
-    loadConfig(env);
-  } catch (err) {
-    assert.ok(err instanceof ConfigError);
-    return err.problems;
-  }
-  assert.fail('expected a ConfigError');
-}
+import { configFile, configProblems as problemsOf } from '../../helpers/config.ts';
 
 test('with no file the embedded default serves the demo environment on port 8080 from ./data', () => {
   const config = loadConfig({});

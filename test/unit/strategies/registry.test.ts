@@ -2,28 +2,14 @@
 // accepts is the registry's names, each list's options are checked against its strategy's
 // schema and filled with its defaults, and a list ranks through its strategy's fallbacks.
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
-import { ConfigError, loadConfig } from '../../../src/config/load.ts';
+import { loadConfig } from '../../../src/config/load.ts';
+import { configFile, configProblems } from '../../helpers/config.ts';
 import { defaultOptions, STRATEGIES, STRATEGY_NAMES, strategyChain } from '../../../src/strategies/registry.ts';
 
-function load(lists: Record<string, unknown>) {
-  const path = join(mkdtempSync(join(tmpdir(), 'affinity-strategies-')), 'config.json');
-  writeFileSync(path, JSON.stringify({ environments: { shop: { itemTypes: ['product'], lists } } }));
-  return loadConfig({ AFFINITY_CONFIG: path });
-}
-
-function problemsOf(lists: Record<string, unknown>): string[] {
-  try {
-    load(lists);
-  } catch (err) {
-    assert.ok(err instanceof ConfigError);
-    return err.problems;
-  }
-  assert.fail('expected a ConfigError');
-}
+const fileOf = (lists: Record<string, unknown>) => configFile('config.json', JSON.stringify({ environments: { shop: { itemTypes: ['product'], lists } } }));
+const load = (lists: Record<string, unknown>) => loadConfig({ AFFINITY_CONFIG: fileOf(lists) });
+const problemsOf = (lists: Record<string, unknown>) => configProblems({ AFFINITY_CONFIG: fileOf(lists) });
 
 const names = (chain: ReadonlyArray<{ name: string }>) => chain.map((s) => s.name);
 
