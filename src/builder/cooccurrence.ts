@@ -23,7 +23,8 @@
 import type { Store } from '../store/open.ts';
 import { selectLargest } from '../domain/select-largest.ts';
 import { NeighbourRowReader, neighboursKey, stampedNeighboursWords, stampRowPosition } from '../store/model.ts';
-import { ADDR, CLS, COUNT, createLiveRows, DIRTY, gatherSlots, LiveViews, META, NOTICED, RowSorter, sizeClasses, VERSION, type LiveRowsMemory } from '../store/live-rows.ts';
+import { ADDR, CLS, COUNT, createLiveRows, DIRTY, gatherSlots, LiveViews, META, NOTICED, sizeClasses, VERSION, type LiveRowsMemory } from '../store/live-rows.ts';
+import { RowSorter } from '../store/row-sorter.ts';
 
 /** Fibonacci hashing multiplier (2^32 / golden ratio) as an i32; a table of 2^b entries takes the top b bits. */
 const HASH_MUL = -1640531535;

@@ -13,7 +13,8 @@
 import { NeighbourRowReader, neighboursKey } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 import { grown } from '../domain/grown.ts';
-import { RowSorter, type LiveRowReader } from '../store/live-rows.ts';
+import type { LiveRowReader } from '../store/live-rows.ts';
+import { RowSorter } from '../store/row-sorter.ts';
 
 /** Entries per page (256 KB per array): an address is page << PAGE_BITS | entry. */
 const PAGE_BITS = 16;

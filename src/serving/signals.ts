@@ -11,7 +11,7 @@ import type { Key } from 'lmdb';
 import { decodeTopItems, eventsPositionKey, readPopularity, topItemsKey } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 import type { CatalogView } from './catalog-view.ts';
-import type { TopList } from '../strategies/strategy.ts';
+import type { TopList } from '../strategies/candidate-input.ts';
 
 const REFRESH_MS = 1000;
 /** The lists change without events once an hour (trending's decay): looked at this often even then. */

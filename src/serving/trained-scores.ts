@@ -20,7 +20,7 @@ import { NeighbourRowReader } from '../store/model.ts';
 import type { Store } from '../store/open.ts';
 import { hasColumnPairs, legacyTrainedRowKey, PAIR_BYTES, readTrainedItems, readTrainedMeta, trainedRowKey } from '../store/trained-model.ts';
 import type { CatalogView } from './catalog-view.ts';
-import type { TopList } from '../strategies/strategy.ts';
+import type { TopList } from '../strategies/candidate-input.ts';
 import { TrainedKernel } from '../ranker/trained-kernel.ts';
 
 /**

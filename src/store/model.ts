@@ -18,7 +18,7 @@
  * | [env, 'cv', ix]                   | One content vector, as written before the chunks (read at start, moved into chunks by the builder) |
  */
 
-import type { RowSorter } from './live-rows.ts';
+import type { RowSorter } from './row-sorter.ts';
 import type { Database } from 'lmdb';
 import { withRoom } from '../domain/grown.ts';
 

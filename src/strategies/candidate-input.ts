@@ -5,7 +5,23 @@
  * context vector and the priors' weights. The engine turns it into the kernel's RankInput.
  */
 import { grown, withRoom } from '../domain/grown.ts';
-import type { NeighbourRowSource, TopList } from './strategy.ts';
+
+/** A ranked list as the serving signals keep it: ix, best first, and each one's score. */
+export interface TopList {
+  ix: Uint32Array;
+  /** Score of each entry (f32), best first. */
+  weight: Float32Array;
+}
+
+/** An item's neighbour rows as a ranking worker reads them (serving/neighbour-rows.ts). */
+export interface NeighbourRowSource {
+  /** Where ix's row is (read on demand), for the accessors below. */
+  row(ix: number): number;
+  ixOf(at: number): Uint32Array;
+  weightOf(at: number): Float32Array;
+  offsetOf(at: number): number;
+  lengthOf(ix: number): number;
+}
 
 const NO_IX = new Uint32Array(0);
 const DAY = 86_400;

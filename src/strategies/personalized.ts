@@ -6,7 +6,8 @@
  * popularity and the content similarity of the seeds' vectors.
  */
 import { withRoom } from '../domain/grown.ts';
-import { defineStrategy, weightOption, type StrategyEnvironment, type StrategyRequest, type TopList } from './strategy.ts';
+import type { TopList } from './candidate-input.ts';
+import { defineStrategy, weightOption, type StrategyEnvironment, type StrategyRequest } from './strategy.ts';
 
 /** Seeds the list grows from: the most recent distinct items. */
 const MAX_SEEDS = 10;

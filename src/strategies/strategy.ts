@@ -9,24 +9,7 @@
  * worker's environment and of a request is described here by shape (StrategyEnvironment,
  * StrategyRequest), and the engine (serving/engine.ts) passes its own objects, which have it.
  */
-import type { CandidateInput } from './candidate-input.ts';
-
-/** A ranked list as the serving signals keep it: ix, best first, and each one's score. */
-export interface TopList {
-  ix: Uint32Array;
-  /** Score of each entry (f32), best first. */
-  weight: Float32Array;
-}
-
-/** An item's neighbour rows as a ranking worker reads them (serving/neighbour-rows.ts). */
-export interface NeighbourRowSource {
-  /** Where ix's row is (read on demand), for the accessors below. */
-  row(ix: number): number;
-  ixOf(at: number): Uint32Array;
-  weightOf(at: number): Float32Array;
-  offsetOf(at: number): number;
-  lengthOf(ix: number): number;
-}
+import type { CandidateInput, NeighbourRowSource, TopList } from './candidate-input.ts';
 
 /** What strategies read of one environment in a ranking worker (the engine's Environment). */
 export interface StrategyEnvironment {
