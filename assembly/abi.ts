@@ -12,7 +12,7 @@
 //   ITEMS region, in this order (layoutOffset(FIELD_*) gives each host-visible start):
 //     items       one ITEM_RECORD_BYTES (64-byte, one cache line) record per ix, at ix × 64:   host
 //                   +0  u32 slot     candidate position during a ranking, else NO_SLOT        kernel
-//                   +4  u8  flags    bit 0 in catalog, bit 1 enabled (src/store/model.ts)
+//                   +4  u8  flags    bit 0 in catalog, bit 1 enabled (src/store/model-layout.ts)
 //                   +5  u8  type     index of the item type in the environment's list (255 unknown)
 //                   +8  u32 published  publication time, unix sec (0 unknown)
 //                   +12 u32 ends     end_datetime, unix sec (0 none)
@@ -88,7 +88,7 @@
 // @ts-ignore: decorator
 @inline export const NO_SLOT: u32 = 0xffffffff;
 
-// Item flags and types, as the model builder writes them (src/store/model.ts).
+// Item flags and types, as the model builder writes them (src/store/model-layout.ts).
 // @ts-ignore: decorator
 @inline export const ITEM_IN_CATALOG: u8 = 1;
 // @ts-ignore: decorator

@@ -15,7 +15,7 @@ import { cpus } from 'node:os';
 import { Bench } from 'tinybench';
 import { WasmRanker } from '../src/ranker/kernel.ts';
 import { ReferenceRanker, VECTOR_DIM, type ItemArrays, type RankInput, type Ranker } from '../src/ranker/reference-ranker.ts';
-import { ITEM_ENABLED, ITEM_IN_CATALOG, UNKNOWN_TYPE } from '../src/store/model.ts';
+import { ITEM_ENABLED, ITEM_IN_CATALOG, UNKNOWN_TYPE } from '../src/store/model-layout.ts';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 3));

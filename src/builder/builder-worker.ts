@@ -22,7 +22,7 @@ import type { Config, StoreConfig } from '../config/types.ts';
 import { Catalog } from '../store/catalog.ts';
 import { EventLog } from '../store/event-log.ts';
 import type { TrackedEvent } from '../domain/event.ts';
-import { CHANGES_POSITION_KEY, eventsPositionKey, reportsPositionKey } from '../store/model.ts';
+import { CHANGES_POSITION_KEY, eventsPositionKey, reportsPositionKey } from '../store/model-layout.ts';
 import { hasEventRollups, moveReportRecords } from '../store/report-keys.ts';
 import { onStoreChange, signalStoreChange } from '../store/change-signal.ts';
 import { Store } from '../store/open.ts';

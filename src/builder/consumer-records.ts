@@ -1,6 +1,6 @@
 /**
  * @module builder/consumer-records
- * The builder's cache of consumer records (store/model.ts): per user, and per device not linked
+ * The builder's cache of consumer records (store/model-layout.ts): per user, and per device not linked
  * to a user, the recent history (histories.ts changes it) and every item ever consumed
  * (consumed-sets.ts), read from one record on first touch and written as one when either part
  * changed. Users and devices are cached by their raw id in two maps, so an event's record is
@@ -9,7 +9,7 @@
  */
 import type { Key } from 'lmdb';
 import { transactionSyncRetried } from '../store/commit.ts';
-import { copyU32, decodeConsumerRecord, deviceRecordKey, encodeConsumerRecords, LEGACY_CONSUMER_KINDS, userRecordKey } from '../store/model.ts';
+import { copyU32, decodeConsumerRecord, deviceRecordKey, encodeConsumerRecords, LEGACY_CONSUMER_KINDS, userRecordKey } from '../store/model-layout.ts';
 import type { Store } from '../store/open.ts';
 
 export interface ConsumerRecord {

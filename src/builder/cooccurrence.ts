@@ -22,7 +22,7 @@
  */
 import type { Store } from '../store/open.ts';
 import { selectLargest } from '../domain/select-largest.ts';
-import { NeighbourRowReader, neighboursKey, stampedNeighboursWords, stampRowPosition } from '../store/model.ts';
+import { NeighbourRowReader, neighboursKey, stampedNeighboursWords, stampRowPosition } from '../store/model-layout.ts';
 import { ADDR, CLS, COUNT, createLiveRows, DIRTY, gatherSlots, LiveViews, META, NOTICED, sizeClasses, VERSION, type LiveRowsMemory } from '../store/live-rows.ts';
 import { RowSorter } from '../store/row-sorter.ts';
 
@@ -306,7 +306,7 @@ export class CooccurrenceState implements RowWrites {
 
   /**
    * Encodes up to `most` of the rows started, each stamped with `position` (the last event
-   * applied, all of which it counts: store/model.ts rowPositionOf); the result puts them (inside
+   * applied, all of which it counts: store/model-layout.ts rowPositionOf); the result puts them (inside
    * a transaction: run again if it is retried). A row encoded is clean until an event changes it again.
    * Before, a flush rewrote every changed row in one transaction while the events waited: ~0.9 s
    * of CPU two minutes into a steady ~9,400 events/s over 100,000 items (the lag's p99 2.5 s),

@@ -8,7 +8,7 @@
  */
 import type { EnvironmentConfig } from '../config/types.ts';
 import type { TrackedEvent } from '../domain/event.ts';
-import { EVENT_TYPE_CODES } from '../store/model.ts';
+import { EVENT_TYPE_CODES } from '../store/model-layout.ts';
 import type { Store } from '../store/open.ts';
 import type { LiveRowsMemory } from '../store/live-rows.ts';
 import { ConsumedSets } from './consumed-sets.ts';
@@ -22,7 +22,7 @@ export type SkipCounts = Map<string, number>;
 
 const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
 
-/** Event type names by the code a history stores (store/model.ts EVENT_TYPE_CODES). */
+/** Event type names by the code a history stores (store/model-layout.ts EVENT_TYPE_CODES). */
 const TYPE_NAMES = new Map(Object.entries(EVENT_TYPE_CODES).map(([name, code]) => [code, name]));
 
 /** Rows and histories kept in memory before the cache is dropped (after a flush wrote them). */

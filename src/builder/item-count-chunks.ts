@@ -10,7 +10,7 @@
  */
 import type { Database, Key } from 'lmdb';
 import { grown, quarterMore } from '../domain/grown.ts';
-import { copyU32 } from '../store/model.ts';
+import { copyU32 } from '../store/model-layout.ts';
 import { COUNT_CHUNK_ITEMS } from '../store/report-keys.ts';
 
 /** A chunk's state bits: its stored value read; counted in since it was last written. */

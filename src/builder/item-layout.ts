@@ -28,7 +28,7 @@ import {
   copyF32,
   copyU8,
   itemLayoutKey,
-} from '../store/model.ts';
+} from '../store/model-layout.ts';
 import type { Key } from 'lmdb';
 import type { Store } from '../store/open.ts';
 import { transactionSyncRetried } from '../store/commit.ts';

@@ -7,7 +7,7 @@
  */
 import type { Key } from 'lmdb';
 import type { Store } from '../store/open.ts';
-import { bytesOf, POPULARITY_CHUNK_ITEMS, popularityChunkKey, popularityKey, readPopularity, topItemsKey } from '../store/model.ts';
+import { bytesOf, POPULARITY_CHUNK_ITEMS, popularityChunkKey, popularityKey, readPopularity, topItemsKey } from '../store/model-layout.ts';
 import { grown } from '../domain/grown.ts';
 import { TopItems } from './top-items.ts';
 

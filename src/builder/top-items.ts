@@ -6,7 +6,7 @@
  * changed items alone: an unchanged item outside the list stays below it. The `popular` and
  * `trending` lists were selected by every ranking worker from the whole arrays once a second
  * while events arrived (~4 ms at 100,000 items, ~70 ms at 1,000,000, on a serving thread); the
- * builder now keeps them here and writes them as two small records (store/model.ts topItemsKey).
+ * builder now keeps them here and writes them as two small records (store/model-layout.ts topItemsKey).
  */
 import { grown } from '../domain/grown.ts';
 

@@ -4,7 +4,7 @@
  * WASM ranking kernel (assembly/), which test/conformance holds to the same order and to scores
  * within 1e-5. Clarity over speed here: Maps, Sets and a sort. Every f32 operation of the kernel
  * is written out with Math.fround, in the kernel's order, so both round alike. It must not do
- * I/O or know where the arrays come from (LMDB layouts are src/store/model.ts's).
+ * I/O or know where the arrays come from (LMDB layouts are src/store/model-layout.ts's).
  *
  * A ranking, for one list of one request:
  * 1. candidates: every neighbour ix < n of every seed, its score the sum over seeds, in seed and
@@ -25,7 +25,7 @@
  * 4. top k: non-finite scores dropped; higher score first, equal scores by lower ix.
  */
 import { AppError } from '../domain/errors.ts';
-import { ITEM_ENABLED, ITEM_IN_CATALOG } from '../store/model.ts';
+import { ITEM_ENABLED, ITEM_IN_CATALOG } from '../store/model-layout.ts';
 
 /** f32 per content vector, for items and for a request's context vector. */
 export const VECTOR_DIM = 32;
@@ -41,7 +41,7 @@ const I32_MAX = 0x7fffffff;
 
 /**
  * Resident item arrays of one environment, indexed by dense item index `ix`, as the model
- * builder writes them (src/store/model.ts). All have length n; `vectors` n × VECTOR_DIM, or is
+ * builder writes them (src/store/model-layout.ts). All have length n; `vectors` n × VECTOR_DIM, or is
  * absent or empty for none (all-zero vectors).
  */
 export interface ItemArrays {

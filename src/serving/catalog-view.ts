@@ -20,7 +20,7 @@ import {
   VECTOR_CHUNK_ITEMS,
   contentVectorChunkKey,
   contentVectorKey,
-} from '../store/model.ts';
+} from '../store/model-layout.ts';
 import type { Store } from '../store/open.ts';
 import {
   ITEM_VIEW_CHUNK_ITEMS,
@@ -147,7 +147,7 @@ export class CatalogView {
 
   /**
    * The builder's content vectors, into the ranker in ix (key) order, a chunk of
-   * VECTOR_CHUNK_ITEMS per record (store/model.ts); then any saved one record per item before the
+   * VECTOR_CHUNK_ITEMS per record (store/model-layout.ts); then any saved one record per item before the
    * chunks, which the builder moves into chunks at its start (this may run before it has).
    * Returns which ix got one.
    */

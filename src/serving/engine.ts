@@ -11,7 +11,7 @@
 import type { Config } from '../config/types.ts';
 import { withRoom } from '../domain/grown.ts';
 import { Catalog } from '../store/catalog.ts';
-import { CHANGES_POSITION_KEY, consumerHistoryEnd, copyU32Into, deviceRecordKey, EVENT_TYPE_CODES, userRecordKey } from '../store/model.ts';
+import { CHANGES_POSITION_KEY, consumerHistoryEnd, copyU32Into, deviceRecordKey, EVENT_TYPE_CODES, userRecordKey } from '../store/model-layout.ts';
 import type { Store } from '../store/open.ts';
 import { CatalogView } from './catalog-view.ts';
 import { NeighbourRows } from './neighbour-rows.ts';
@@ -97,7 +97,7 @@ export class Engine {
   readonly #recent = new RecentConsumption();
   readonly #seeds = new UserSeeds();
   #exclude = new Uint32Array(256);
-  /** The request's user's and device's consumer records (store/model.ts), read into reused memory. */
+  /** The request's user's and device's consumer records (store/model-layout.ts), read into reused memory. */
   #userRecord = new Uint32Array(3 * 128);
   #deviceRecord = new Uint32Array(3 * 128);
   #changesPosition: number;

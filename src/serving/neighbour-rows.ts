@@ -10,7 +10,7 @@
  * and each doubling copied it whole inside one request (at 10M entries, ~70 ms of memmove and
  * page faults: the 100 ms stall seen at 4 connections beside events and a rebuild, issue 11).
  */
-import { NeighbourRowReader, neighboursKey } from '../store/model.ts';
+import { NeighbourRowReader, neighboursKey } from '../store/model-layout.ts';
 import type { Store } from '../store/open.ts';
 import { grown } from '../domain/grown.ts';
 import type { LiveRowReader } from '../store/live-rows.ts';

@@ -15,7 +15,7 @@
  * journal dropped entries it never saw, past MAX_ENTRIES) resets what notices keep fresh.
  */
 import type { TrackedEvent } from '../domain/event.ts';
-import { EVENT_TYPE_CODES } from '../store/model.ts';
+import { EVENT_TYPE_CODES } from '../store/model-layout.ts';
 
 /**
  * Consumption accepted by the events API, flat: userId ('' when none), deviceId ('' when none or

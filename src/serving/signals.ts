@@ -8,7 +8,7 @@
  * prior is catalog-sized (one copy into the kernel per reload).
  */
 import type { Key } from 'lmdb';
-import { decodeTopItems, eventsPositionKey, readPopularity, topItemsKey } from '../store/model.ts';
+import { decodeTopItems, eventsPositionKey, readPopularity, topItemsKey } from '../store/model-layout.ts';
 import type { Store } from '../store/open.ts';
 import type { CatalogView } from './catalog-view.ts';
 import type { TopList } from '../strategies/candidate-input.ts';

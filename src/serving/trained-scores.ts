@@ -16,7 +16,7 @@
  */
 import type { TrainedModelConfig } from '../config/types.ts';
 import { withRoom } from '../domain/grown.ts';
-import { NeighbourRowReader } from '../store/model.ts';
+import { NeighbourRowReader } from '../store/model-layout.ts';
 import type { Store } from '../store/open.ts';
 import { hasColumnPairs, legacyTrainedRowKey, PAIR_BYTES, readTrainedItems, readTrainedMeta, trainedRowKey } from '../store/trained-model.ts';
 import type { CatalogView } from './catalog-view.ts';
@@ -160,7 +160,7 @@ export class TrainedScores {
   /** A `row` row of a version written before the layout key: item ix mapped to model columns. */
   #readLegacy(ix: number): number {
     // Read from LMDB's reused buffer into reused words (warm() reads a whole version at a switch):
-    // stored as [n, ix × n, f32 weight × n] (store/model.ts); a malformed value reads as empty.
+    // stored as [n, ix × n, f32 weight × n] (store/model-layout.ts); a malformed value reads as empty.
     const stored = this.#reader;
     const n = stored.read(this.#store.model.getBinaryFast(legacyTrainedRowKey(this.#view.environment, this.#version, ix)));
     const columns = (this.#rowColumns = withRoom(this.#rowColumns, n));

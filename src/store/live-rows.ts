@@ -19,7 +19,7 @@
  * load or a drop) makes its version odd first and even after. A reader copies a row between two
  * equal even versions, else tries again, then leaves the row to LMDB.
  */
-import type { NeighbourRowReader } from './model.ts';
+import type { NeighbourRowReader } from './model-layout.ts';
 import { RowSorter } from './row-sorter.ts';
 
 export const META = 6;

@@ -30,7 +30,7 @@
  */
 import type { Database, Key } from 'lmdb';
 import { transactionSyncRetried } from './commit.ts';
-import { reportsPositionKey } from './model.ts';
+import { reportsPositionKey } from './model-layout.ts';
 import type { Store } from './open.ts';
 
 export const rollupKey = (env: string, granularity: 'd' | 'h', period: string, writer: 'builder' | 'requests') => [env, 'repr', granularity, period, writer];

@@ -6,7 +6,7 @@
  * Reads only, synchronous (lmdb-js reads are), each one range read over the days asked.
  */
 import { LATENCY_BUCKETS } from '../domain/latency-buckets.ts';
-import { copyU32, ITEM_ENABLED, ITEM_IN_CATALOG, itemLayoutKey } from './model.ts';
+import { copyU32, ITEM_ENABLED, ITEM_IN_CATALOG, itemLayoutKey } from './model-layout.ts';
 import type { Store } from './open.ts';
 import { chunkStart, COUNT_CHUNK_ITEMS, COVERAGE_CHUNK_ITEMS, type Rollup } from './report-keys.ts';
 

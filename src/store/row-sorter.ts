@@ -1,7 +1,7 @@
 /**
  * @module store/row-sorter
  * Sorting a neighbour row as every reader of one orders it: the builder before it writes a row,
- * and the readers of the stored rows and of the shared ones (store/model.ts, store/live-rows.ts).
+ * and the readers of the stored rows and of the shared ones (store/model-layout.ts, store/live-rows.ts).
  */
 
 /** 2^32: the sort key packs an integer weight above a u32 ix. */

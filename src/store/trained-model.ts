@@ -13,7 +13,7 @@
  * | [env, 'tm', version, 'items'] (model)      | u32 × n: the item ix of each model column               |
  * | [env, 'tm', version, 'layout'] (model)     | u32 COLUMN_PAIRS: the version's rows are `cols` rows     |
  * | [env, 'tm', version, 'cols', ix] (model)   | (model column u32, weight f32) × n: the columns whose score item `ix` changes and by how much, largest magnitude first (weights may be negative) |
- * | [env, 'tm', version, 'row', ix] (model)    | versions written before the layout key: the same row as neighbours (store/model.ts encoding), item ix instead of columns |
+ * | [env, 'tm', version, 'row', ix] (model)    | versions written before the layout key: the same row as neighbours (store/model-layout.ts encoding), item ix instead of columns |
  *
  * A `cols` row is laid out as a ranking worker's arena holds it (ranker/trained-kernel.ts), so
  * reading one is one copy. The `row` layout cost ~5 µs a row in lookups from ix back to columns:
@@ -21,7 +21,7 @@
  * start and model switch, and requests paid for the rows not read yet (issue 11, catalog scale).
  */
 import type { Store } from './open.ts';
-import { bytesOf, copyU32 } from './model.ts';
+import { bytesOf, copyU32 } from './model-layout.ts';
 import { transactionSyncRetried } from './commit.ts';
 
 /** Per model column s, the columns it adds to and by how much: `cols/weights[offsets[s] .. offsets[s + 1])`, largest |w| first. */

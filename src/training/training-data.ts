@@ -11,7 +11,7 @@
  */
 import type { EnvironmentConfig } from '../config/types.ts';
 import { EventLog, type StoredEvent } from '../store/event-log.ts';
-import { EVENT_TYPE_CODES, eventsPositionKey } from '../store/model.ts';
+import { EVENT_TYPE_CODES, eventsPositionKey } from '../store/model-layout.ts';
 import type { Store } from '../store/open.ts';
 import { eventWeight } from '../domain/event-weight.ts';
 import type { InteractionRows } from './linear-autoencoder.ts';

@@ -15,7 +15,7 @@ import {
   type RankResult,
   type Ranker,
 } from '../../src/ranker/reference-ranker.ts';
-import { ITEM_ENABLED, ITEM_IN_CATALOG, UNKNOWN_TYPE } from '../../src/store/model.ts';
+import { ITEM_ENABLED, ITEM_IN_CATALOG, UNKNOWN_TYPE } from '../../src/store/model-layout.ts';
 
 /** Relative score tolerance between the rankers (STYLE §11). */
 const SCORE_TOLERANCE = 1e-5;

@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { DEFAULT_CONFIG } from '../../src/config/defaults.ts';
 import { ModelBuilder } from '../../src/main-thread/model-builder.ts';
-import { eventsPositionKey } from '../../src/store/model.ts';
+import { eventsPositionKey } from '../../src/store/model-layout.ts';
 import { Store } from '../../src/store/open.ts';
 
 const [dataDir = '', eventsArg = '0', pausesArg = ''] = process.argv.slice(2);

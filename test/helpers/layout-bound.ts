@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { DEFAULT_CONFIG } from '../../src/config/defaults.ts';
 import { ModelBuilder } from '../../src/main-thread/model-builder.ts';
 import { Catalog } from '../../src/store/catalog.ts';
-import { CHANGES_POSITION_KEY } from '../../src/store/model.ts';
+import { CHANGES_POSITION_KEY } from '../../src/store/model-layout.ts';
 import { modelStorePath, Store } from '../../src/store/open.ts';
 
 const [dataDir = '', items = '0', bound = '0', waitMs = '0'] = process.argv.slice(2);

@@ -1,5 +1,5 @@
 // Reads what the model builder wrote, in the test process: the data directory's LMDB opened
-// read-only beside the running server, decoded with the layouts of src/store/model.ts (the
+// read-only beside the running server, decoded with the layouts of src/store/model-layout.ts (the
 // contract the ranking side reads), never with a copy of them.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { open, type Database, type RootDatabase } from 'lmdb';
@@ -15,7 +15,7 @@ import {
   neighboursKey,
   readPopularity,
   userRecordKey,
-} from '../../src/store/model.ts';
+} from '../../src/store/model-layout.ts';
 
 export interface HistoryEntry {
   ix: number;

@@ -2,7 +2,7 @@
 // everything they wrote, for comparing two runs record by record.
 import { rmSync } from 'node:fs';
 import type { CooccurrenceState } from '../../src/builder/cooccurrence.ts';
-import { decodeNeighbours, neighboursKey } from '../../src/store/model.ts';
+import { decodeNeighbours, neighboursKey } from '../../src/store/model-layout.ts';
 import { Store } from '../../src/store/open.ts';
 import { tempDir } from './server.ts';
 

@@ -22,7 +22,7 @@ import { open } from 'lmdb';
 import { DEFAULT_CONFIG } from '../../src/config/defaults.ts';
 import type { TrackedEvent } from '../../src/domain/event.ts';
 import { EventLog } from '../../src/store/event-log.ts';
-import { decodeConsumerRecord, LEGACY_CONSUMER_KINDS, neighboursWords } from '../../src/store/model.ts';
+import { decodeConsumerRecord, LEGACY_CONSUMER_KINDS, neighboursWords } from '../../src/store/model-layout.ts';
 import { modelStorePath, reportsStorePath, Store } from '../../src/store/open.ts';
 import { tempDir } from '../helpers/server.ts';
 

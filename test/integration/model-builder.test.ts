@@ -1,7 +1,7 @@
 // The model builder (issue 3, "Model builder") against the real service: a child process with
 // real LMDB, real HTTP and the real builder worker. Events go in through POST /api/demo/events,
 // items through the items API; what the builder wrote is read back from the data directory's
-// LMDB (read-only, test/helpers/model-reader.ts) in the layouts of src/store/model.ts, and its
+// LMDB (read-only, test/helpers/model-reader.ts) in the layouts of src/store/model-layout.ts, and its
 // progress from GET /health. Groups with their own servers run concurrently; tests inside a
 // group run in order on one server. Over 500 lines because the builder's outputs share one
 // server (and its start-up time) and one set of event helpers; each describe is self-contained.
@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { EVENT_TYPE_CODES as CODES, ITEM_ENABLED, ITEM_IN_CATALOG } from '../../src/store/model.ts';
+import { EVENT_TYPE_CODES as CODES, ITEM_ENABLED, ITEM_IN_CATALOG } from '../../src/store/model-layout.ts';
 import { getToken, runCli } from '../helpers/auth.ts';
 import { readModel, waitForModel, type ModelReader } from '../helpers/model-reader.ts';
 import { type StartOptions, type TestServer, sharedDataDir, startServer } from '../helpers/server.ts';

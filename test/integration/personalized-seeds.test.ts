@@ -1,6 +1,6 @@
 // How a personalized list weighs its user's history (issue 13), on a real LMDB store in a fresh
 // folder and the real Engine, without a server: co-occurrence rows and trained-model rows are
-// written in the store's own layouts (src/store/model.ts, src/store/trained-model.ts), the
+// written in the store's own layouts (src/store/model-layout.ts, src/store/trained-model.ts), the
 // history comes with the request, and only the seed arithmetic decides the order (no popularity,
 // no content vectors). Co-occurrence seeds decay by their age before the user's newest seed, not
 // before the request; short histories weigh their items' trained rows alike
@@ -14,7 +14,7 @@ import { Engine } from '../../src/serving/engine.ts';
 import { splitIds } from '../../src/serving/list-json.ts';
 import type { RankTask } from '../../src/serving/task.ts';
 import { Catalog } from '../../src/store/catalog.ts';
-import { encodeNeighboursInto, neighboursKey, neighboursWords } from '../../src/store/model.ts';
+import { encodeNeighboursInto, neighboursKey, neighboursWords } from '../../src/store/model-layout.ts';
 import { Store } from '../../src/store/open.ts';
 import { switchTrainedVersion, writeTrainedVersion } from '../../src/store/trained-model.ts';
 import { tempDir } from '../helpers/server.ts';

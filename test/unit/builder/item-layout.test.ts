@@ -11,7 +11,7 @@ import { contentVector } from '../../helpers/content-vector.ts';
 import { VECTOR_DIM } from '../../../src/ranker/reference-ranker.ts';
 import { Catalog } from '../../../src/store/catalog.ts';
 import { ITEM_VIEW_CHUNK_ITEMS, itemViewChunkKey, itemViewFingerprint, itemViewFingerprintKey, itemViewProgressKey, type StoredChunk } from '../../../src/store/item-view.ts';
-import { ITEM_ENABLED, ITEM_IN_CATALOG, VECTOR_CHUNK_ITEMS, contentVectorChunkKey, contentVectorKey, itemLayoutKey } from '../../../src/store/model.ts';
+import { ITEM_ENABLED, ITEM_IN_CATALOG, VECTOR_CHUNK_ITEMS, contentVectorChunkKey, contentVectorKey, itemLayoutKey } from '../../../src/store/model-layout.ts';
 import type { Store } from '../../../src/store/open.ts';
 import { withModelStore } from '../../helpers/model-store.ts';
 

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { PopularityState, SECONDS_PER_BUCKET } from '../../../src/builder/popularity.ts';
-import { POPULARITY_CHUNK_ITEMS, popularityKey, readPopularity } from '../../../src/store/model.ts';
+import { POPULARITY_CHUNK_ITEMS, popularityKey, readPopularity } from '../../../src/store/model-layout.ts';
 import type { Store } from '../../../src/store/open.ts';
 import { withModelStore } from '../../helpers/model-store.ts';
 

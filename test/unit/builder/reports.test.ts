@@ -9,7 +9,7 @@ import { ReportState } from '../../../src/builder/reports.ts';
 import type { Store } from '../../../src/store/open.ts';
 import { readTopItems } from '../../../src/store/report-reader.ts';
 import { clickedCountsKey, dayOf, rollupKey, unitKey, type Rollup } from '../../../src/store/report-keys.ts';
-import { copyU32 } from '../../../src/store/model.ts';
+import { copyU32 } from '../../../src/store/model-layout.ts';
 import { withModelStore } from '../../helpers/model-store.ts';
 
 const T = Date.UTC(2026, 0, 5, 10);

@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { PopularityState, SECONDS_PER_BUCKET } from '../../../src/builder/popularity.ts';
 import { TopItems } from '../../../src/builder/top-items.ts';
-import { decodeTopItems } from '../../../src/store/model.ts';
-import { topItemsKey } from '../../../src/store/model.ts';
+import { decodeTopItems } from '../../../src/store/model-layout.ts';
+import { topItemsKey } from '../../../src/store/model-layout.ts';
 import type { Store } from '../../../src/store/open.ts';
 import { withModelStore } from '../../helpers/model-store.ts';
 

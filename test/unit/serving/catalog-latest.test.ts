@@ -6,7 +6,7 @@ import { rmSync } from 'node:fs';
 import { test } from 'node:test';
 import { ENVIRONMENT_DEFAULTS } from '../../../src/config/defaults.ts';
 import { CatalogView, LATEST_SIZE, newestFirst } from '../../../src/serving/catalog-view.ts';
-import { ITEM_IN_CATALOG } from '../../../src/store/model.ts';
+import { ITEM_IN_CATALOG } from '../../../src/store/model-layout.ts';
 import { WasmRanker } from '../../../src/ranker/kernel.ts';
 import { Catalog } from '../../../src/store/catalog.ts';
 import { Store } from '../../../src/store/open.ts';

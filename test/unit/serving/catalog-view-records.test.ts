@@ -15,7 +15,7 @@ import { WasmRanker } from '../../../src/ranker/kernel.ts';
 import { VECTOR_DIM, type Ranker } from '../../../src/ranker/reference-ranker.ts';
 import { Catalog } from '../../../src/store/catalog.ts';
 import { ITEM_VIEW_CHUNK_ITEMS, itemViewChunkKey, itemViewFingerprintKey, type StoredChunk } from '../../../src/store/item-view.ts';
-import { CHANGES_POSITION_KEY } from '../../../src/store/model.ts';
+import { CHANGES_POSITION_KEY } from '../../../src/store/model-layout.ts';
 import type { Store } from '../../../src/store/open.ts';
 import { withModelStore } from '../../helpers/model-store.ts';
 

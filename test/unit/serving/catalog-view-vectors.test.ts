@@ -11,7 +11,7 @@ import { contentVector } from '../../helpers/content-vector.ts';
 import { WasmRanker } from '../../../src/ranker/kernel.ts';
 import { VECTOR_DIM, quantizeVector, type Ranker } from '../../../src/ranker/reference-ranker.ts';
 import { Catalog } from '../../../src/store/catalog.ts';
-import { VECTOR_CHUNK_ITEMS, contentVectorChunkKey, contentVectorKey } from '../../../src/store/model.ts';
+import { VECTOR_CHUNK_ITEMS, contentVectorChunkKey, contentVectorKey } from '../../../src/store/model-layout.ts';
 import { Store } from '../../../src/store/open.ts';
 import { tempDir } from '../../helpers/server.ts';
 
@@ -58,7 +58,7 @@ for (const legacy of [false, true]) test(`the view starts with the vectors saved
     await catalog.remove('demo', 'article', 'deleted');
     store.resetReadTxns();
     const ixOf = (id: string) => store.itemIndex.get(['demo', 'article', id]) as number;
-    // What the builder saves (store/model.ts): distinct from any computed vector.
+    // What the builder saves (store/model-layout.ts): distinct from any computed vector.
     const saved = new Map<string, number[]>();
     for (const [k, id] of ['kept', 'deleted', 'kept-too', ...fillers].entries()) {
       saved.set(id, Array.from(Float32Array.from({ length: VECTOR_DIM }, (_, d) => (k + 1) / 8 + d / 1024)));

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { test } from 'node:test';
-import { encodeNeighboursInto, neighboursKey, neighboursWords } from '../../../src/store/model.ts';
+import { encodeNeighboursInto, neighboursKey, neighboursWords } from '../../../src/store/model-layout.ts';
 import { Store } from '../../../src/store/open.ts';
 import { NeighbourRows } from '../../../src/serving/neighbour-rows.ts';
 import { tempDir } from '../../helpers/server.ts';

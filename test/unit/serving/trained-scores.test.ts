@@ -11,7 +11,7 @@ import { WasmRanker } from '../../../src/ranker/kernel.ts';
 import { TrainedScores } from '../../../src/serving/trained-scores.ts';
 import { Catalog } from '../../../src/store/catalog.ts';
 import { Store } from '../../../src/store/open.ts';
-import { bytesOf, encodeNeighboursInto, neighboursWords } from '../../../src/store/model.ts';
+import { bytesOf, encodeNeighboursInto, neighboursWords } from '../../../src/store/model-layout.ts';
 import { legacyTrainedRowKey, switchTrainedVersion, trainedItemsKey, trainedRowKey, writeTrainedVersion } from '../../../src/store/trained-model.ts';
 import { tempDir } from '../../helpers/server.ts';
 

@@ -8,7 +8,7 @@ import { Worker } from 'node:worker_threads';
 import { CooccurrenceState } from '../../../src/builder/cooccurrence.ts';
 import { createLiveRows, LiveRowReader, type LiveRowsMemory } from '../../../src/store/live-rows.ts';
 import type { Store } from '../../../src/store/open.ts';
-import { NeighbourRowReader } from '../../../src/store/model.ts';
+import { NeighbourRowReader } from '../../../src/store/model-layout.ts';
 import { tempDir } from '../../helpers/server.ts';
 import { flushRows, storedRow, withModelStore } from '../../helpers/model-store.ts';
 import { mulberry32 } from '../../../scripts/synthetic/random.ts';

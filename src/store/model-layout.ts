@@ -1,5 +1,5 @@
 /**
- * @module store/model
+ * @module store/model-layout
  * Keys and binary layouts of what the model builder keeps for the ranking side. Values in the
  * `model` database are little-endian typed arrays indexed by dense item index (`ix`), so a
  * ranking worker can hand them to the WASM kernel without parsing:
