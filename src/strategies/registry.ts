@@ -20,7 +20,8 @@ export const STRATEGY_NAMES: readonly StrategyName[] = STRATEGIES.map((s) => s.n
 
 const byName = new Map<string, Strategy>(STRATEGIES.map((s) => [s.name, s]));
 const defaults = new Map<Strategy, StrategyOptions>([...STRATEGIES, wholeCatalog].map((s) => [s, optionDefaults(s)]));
-const chains = new Map<string, readonly Strategy[]>();
+/** Chains by strategy, then by the list's fallback ('' for none): no key is built per request. */
+const chains = new Map<string, Map<string, readonly Strategy[]>>();
 
 export function strategyNamed(name: string): Strategy | undefined {
   return byName.get(name);
@@ -47,8 +48,9 @@ export function optionsSchemaOf(strategy: Strategy): object {
  * last. Kept per (strategy, fallback): lists ask for it per request.
  */
 export function strategyChain(strategy: StrategyName, fallback?: StrategyName): readonly Strategy[] {
-  const key = fallback ? `${strategy}/${fallback}` : strategy;
-  let chain = chains.get(key);
+  let byFallback = chains.get(strategy);
+  if (!byFallback) chains.set(strategy, (byFallback = new Map()));
+  let chain = byFallback.get(fallback ?? '');
   if (chain) return chain;
   const out: Strategy[] = [];
   let next: Strategy | undefined = byName.get(strategy);
@@ -60,6 +62,6 @@ export function strategyChain(strategy: StrategyName, fallback?: StrategyName): 
   }
   for (const last of [popular, latest]) if (!out.includes(last)) out.push(last);
   out.push(wholeCatalog);
-  chains.set(key, (chain = out));
+  byFallback.set(fallback ?? '', (chain = out));
   return chain;
 }
