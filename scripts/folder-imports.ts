@@ -1,5 +1,6 @@
 // The import graph between the top folders of src/ (issue 17: dependencies point from the
-// threads to the shared layers, never back, so no two folders import each other in a circle).
+// threads to the shared layers, never back, so no two folders import each other in a circle),
+// and between its files (no two import each other either, types included).
 // Every static `import`/`export ... from`, `import type` included (a type is a dependency of the
 // code's structure too), and `import('...')` with a literal: relative specifiers only, which is
 // all src/ uses for its own files. Written here rather than taken from madge or
@@ -28,17 +29,20 @@ function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourceFiles(join(dir, e.name)) : SOURCE.test(e.name) ? [join(dir, e.name)] : []));
 }
 
-/** Folder → folder → the imports (file → file) that make that edge. */
-export type FolderGraph = Map<string, Map<string, string[]>>;
+/** Node → node → the imports (file → file) that make that edge; a node is a folder or a file. */
+export type ImportGraph = Map<string, Map<string, string[]>>;
 
-export function folderGraph(root: string): FolderGraph {
-  const graph: FolderGraph = new Map();
+export const folderGraph = (root: string): ImportGraph => importGraph(root, folderOf);
+export const fileGraph = (root: string): ImportGraph => importGraph(root, (r, file) => relative(r, file));
+
+function importGraph(root: string, nodeOf: (root: string, file: string) => string): ImportGraph {
+  const graph: ImportGraph = new Map();
   for (const file of sourceFiles(root)) {
-    const from = folderOf(root, file);
+    const from = nodeOf(root, file);
     for (const specifier of importedSpecifiers(readFileSync(file, 'utf8'))) {
       const target = normalize(join(dirname(file), specifier));
       if (relative(root, target).startsWith('..')) continue;
-      const to = folderOf(root, target);
+      const to = nodeOf(root, target);
       if (to === from) continue;
       if (!graph.has(from)) graph.set(from, new Map());
       const edges = graph.get(from)!;
@@ -50,8 +54,8 @@ export function folderGraph(root: string): FolderGraph {
   return graph;
 }
 
-/** The groups of folders that reach each other (strongly connected, more than one folder): each is a circle. */
-export function folderCircles(graph: FolderGraph): string[][] {
+/** The groups of nodes that reach each other (strongly connected, more than one node): each is a circle. */
+export function circlesOf(graph: ImportGraph): string[][] {
   const index = new Map<string, number>();
   const low = new Map<string, number>();
   const stack: string[] = [];
@@ -82,7 +86,9 @@ if (process.argv[1] === import.meta.filename) {
   const root = process.argv[2] ?? join(import.meta.dirname, '..', 'src');
   const graph = folderGraph(root);
   for (const [from, edges] of [...graph].sort()) for (const [to, imports] of [...edges].sort()) console.log(`${from} -> ${to} (${imports.length})`);
-  const circles = folderCircles(graph);
+  const circles = circlesOf(graph);
   for (const circle of circles) console.log(`circle: ${circle.join(', ')}`);
-  process.exit(circles.length > 0 ? 1 : 0);
+  const fileCircles = circlesOf(fileGraph(root));
+  for (const circle of fileCircles) console.log(`file circle: ${circle.join(', ')}`);
+  process.exit(circles.length + fileCircles.length > 0 ? 1 : 0);
 }

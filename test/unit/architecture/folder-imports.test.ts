@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { folderCircles, folderGraph, importedSpecifiers } from '../../../scripts/folder-imports.ts';
+import { circlesOf, fileGraph, folderGraph, importedSpecifiers } from '../../../scripts/folder-imports.ts';
 import { tempDir } from '../../helpers/server.ts';
 
 const SRC = join(import.meta.dirname, '..', '..', '..', 'src');
@@ -14,9 +14,15 @@ const SRC = join(import.meta.dirname, '..', '..', '..', 'src');
 test('no folder of src/ imports another that imports it back, directly or around a circle', () => {
   const graph = folderGraph(SRC);
   assert.ok((graph.get('serving')?.get('store')?.length ?? 0) > 0, 'the imports of src/ were read');
-  const circles = folderCircles(graph);
+  const circles = circlesOf(graph);
   const why = circles.map((circle) => circle.flatMap((from) => circle.flatMap((to) => graph.get(from)?.get(to) ?? [])).join('\n')).join('\n\n');
   assert.deepEqual(circles, [], `folders in a circle, by the imports that close it:\n${why}`);
+});
+
+test('no file of src/ imports another that imports it back, types included', () => {
+  const graph = fileGraph(SRC);
+  assert.ok((graph.get(join('serving', 'engine.ts'))?.size ?? 0) > 5, 'the imports of src/ were read file by file');
+  assert.deepEqual(circlesOf(graph), [], 'files in a circle');
 });
 
 test('a circle closed by a type import is found; commented-out imports and imports within a folder are not edges', (t) => {
@@ -28,7 +34,7 @@ test('a circle closed by a type import is found; commented-out imports and impor
   writeFileSync(join(root, 'thread', 'engine.ts'), "import { k } from '../layer/keys.ts';\n// import { y } from '../other/y.ts';\n/* import '../other/y.ts'; */\nexport class Engine {}\n");
   writeFileSync(join(root, 'other', 'y.ts'), "export const y = await import('../layer/keys.ts');\n");
   const graph = folderGraph(root);
-  assert.deepEqual(folderCircles(graph), [['layer', 'thread']]);
+  assert.deepEqual(circlesOf(graph), [['layer', 'thread']]);
   assert.deepEqual(graph.get('layer')?.get('thread'), [`${join('layer', 'keys.ts')} -> ${join('thread', 'engine.ts')}`]);
   assert.equal(graph.get('thread')?.has('other'), false, 'commented-out imports are not edges');
   assert.equal(graph.get('layer')?.has('layer'), false, 'an import within a folder is not an edge');
