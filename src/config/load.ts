@@ -12,7 +12,7 @@ import { feedDefinitionProblems, parseInterval } from '../domain/feed.ts';
 import { LIST_FILTERS_SCHEMA, filterProblems } from '../domain/list-filters.ts';
 import { allowListProblems, parseAllowList } from '../outbound/allow-list.ts';
 import { literalRefusal } from '../outbound/guard.ts';
-import { defaultOptions, optionsSchemaOf, STRATEGIES, strategyNamed } from '../strategies/registry.ts';
+import { optionsSchemaOf, STRATEGIES, strategyNamed } from '../strategies/registry.ts';
 import { DEFAULT_CONFIG, ENVIRONMENT_DEFAULTS } from './defaults.ts';
 import { validateConfig } from './schema.ts';
 import type { Config } from './types.ts';
@@ -173,7 +173,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           problems.push(`environments.${name}.lists.${listName}.options${e.instancePath.replaceAll('/', '.')} ${e.message ?? 'is invalid'}${extra}`);
         }
       } else {
-        list.options = { ...defaultOptions(strategy), ...list.options };
+        list.options = { ...strategy.defaults, ...list.options };
       }
       if (list.filters === undefined) continue;
       const at = `environments.${name}.lists.${listName}.filters`;

@@ -21,8 +21,7 @@ export class IngestWorker {
   readonly #log: Logger;
   readonly #pending = new Map<number, (known: boolean) => void>();
   #nextId = 1;
-  readonly #worker: SupervisedWorker<IngestMessage>;
-  #stopping = false;
+  readonly #worker: SupervisedWorker<IngestCommand, IngestMessage>;
 
   private constructor(config: Config, log: Logger) {
     this.#log = log;
@@ -33,7 +32,7 @@ export class IngestWorker {
       ingest: config.ingest,
       tickMs: 1000,
     };
-    this.#worker = new SupervisedWorker<IngestMessage>({
+    this.#worker = new SupervisedWorker<IngestCommand, IngestMessage>({
       name: 'ingest worker',
       workerData: this.#data,
       log: this.#log,
@@ -73,13 +72,9 @@ export class IngestWorker {
     settle?.(message.known);
   }
 
-  #send(command: IngestCommand): void {
-    this.#worker.postMessage(command);
-  }
-
   /** Polls a feed now (or joins its poll in flight); resolves false when the worker does not know it. */
   pollNow(environment: string, feedId: string): Promise<boolean> {
-    if (this.#stopping) return Promise.resolve(false);
+    if (this.#worker.stopping) return Promise.resolve(false);
     const id = this.#nextId++;
     const { timeoutMs, retries, retryBaseMs } = this.#data.ingest.feeds;
     const waitMs = (timeoutMs + retryBaseMs * 2 ** retries) * (retries + 1) + POLL_WAIT_MARGIN_MS;
@@ -92,18 +87,17 @@ export class IngestWorker {
         clearTimeout(timer);
         resolve(known);
       });
-      this.#send({ type: 'poll', id, environment, feedId });
+      this.#worker.postMessage({ type: 'poll', id, environment, feedId });
     });
   }
 
   /** Tells the worker a file is waiting (it would find it at its next scan anyway). */
   nudge(): void {
-    if (!this.#stopping) this.#send('scan');
+    if (!this.#worker.stopping) this.#worker.postMessage('scan');
   }
 
   /** Stops the worker (fetches cancelled, the current import's batch committed); waits at most `timeoutMs`. */
   async close(timeoutMs = 15_000): Promise<void> {
-    this.#stopping = true;
     await this.#worker.close(timeoutMs);
   }
 }

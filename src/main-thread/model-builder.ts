@@ -21,11 +21,14 @@ const MAX_HELD_COUNTS = 600;
 
 type ThreadData = BuilderWorkerData & WorkerEntryData;
 type BuilderMessage = BuilderStats | BuilderRows | BuilderStarted | BuilderProblem;
+/** What a builder thread is sent: request counts (the report counters' thread), or its stop. */
+type BuilderCommand = 'stop' | RequestCounts;
+type BuilderThread = SupervisedWorker<BuilderCommand, BuilderMessage>;
 
 /** One of the builder's threads, supervised (threads/supervised-worker.ts); a stored snapshot it could not use is logged here. */
-function builderThread(data: ThreadData, log: Logger, onMessage: (message: BuilderStats | BuilderRows | BuilderStarted) => void): SupervisedWorker<BuilderMessage> {
+function builderThread(data: ThreadData, log: Logger, onMessage: (message: BuilderStats | BuilderRows | BuilderStarted) => void): BuilderThread {
   const threadLog = log.child({ thread: data.role === 'reports' ? 'reports' : 'model' });
-  return new SupervisedWorker<BuilderMessage>({
+  return new SupervisedWorker<BuilderCommand, BuilderMessage>({
     name: 'model builder',
     workerData: data,
     log: threadLog,
@@ -40,10 +43,9 @@ function builderThread(data: ThreadData, log: Logger, onMessage: (message: Build
 
 export class ModelBuilder {
   readonly #log: Logger;
-  readonly #model: SupervisedWorker<BuilderMessage>;
-  #reports: SupervisedWorker<BuilderMessage> | undefined;
+  readonly #model: BuilderThread;
+  #reports: BuilderThread | undefined;
   readonly #heldCounts: RequestCounts[] = [];
-  #stopping = false;
   /** Resolved when the model thread has started (the report counters' thread may then start). */
   readonly #modelStarted: Promise<void>;
   #onModelStarted!: () => void;
@@ -116,7 +118,7 @@ export class ModelBuilder {
       else this.#onModelStarted();
       // The model thread set the positions the reports inherit: the reports thread may start
       // (once); during a stop only to write the request counts held for it (close()).
-      if (message.type === 'started' && !this.#reports && (!this.#stopping || this.#heldCounts.length > 0)) {
+      if (message.type === 'started' && !this.#reports && (!this.#model.stopping || this.#heldCounts.length > 0)) {
         // Reports are sums read hours later: at the lowest niceness, 19, whenever the model's is
         // lowered (the process's own priority when it is kept). On one core at 15 they took a
         // quarter of it from the model's catch-up: the events bench (3 × 10 s) at 15 then 19, model
@@ -175,7 +177,6 @@ export class ModelBuilder {
    * `timeoutMs` terminates them (their last writes hold their positions, so nothing is lost).
    */
   async close(timeoutMs = 10_000): Promise<void> {
-    this.#stopping = true;
     const model = this.#model.close(timeoutMs);
     // A stop before the model thread has started (a SIGTERM in the service's first second, on a
     // busy machine) must still write the request counts held for the report counters: their

@@ -62,8 +62,7 @@ export class ModelTrainer {
   readonly #attempts = new Map<string, { at: number; position: number }>();
   readonly #appliedPosition: (environment: string) => number | undefined;
   #nextId = 1;
-  readonly #worker: SupervisedWorker<TrainerReply>;
-  #stopping = false;
+  readonly #worker: SupervisedWorker<TrainerRequest, TrainerReply>;
 
   /** Called when a new version is current, before the build's result is handed on. */
   readonly #onBuilt: (environment: string) => void;
@@ -92,11 +91,11 @@ export class ModelTrainer {
       store: options.store,
       environments: options.environments,
     };
-    this.#worker = new SupervisedWorker<TrainerReply>({
+    this.#worker = new SupervisedWorker<TrainerRequest, TrainerReply>({
       name: 'model trainer',
       workerData,
       log: this.#log,
-      stopMessage: { type: 'stop' } satisfies TrainerRequest,
+      stopMessage: { type: 'stop' },
       onMessage: (reply) => this.#onReply(reply),
       // A crash (out of memory, say) fails the builds it had; the serving models stay.
       onExit: (code) => {
@@ -199,13 +198,13 @@ export class ModelTrainer {
       }
       return next;
     }
-    if (this.#stopping) return Promise.resolve({ status: 'failed', error: 'the service is stopping' });
+    if (this.#worker.stopping) return Promise.resolve({ status: 'failed', error: 'the service is stopping' });
     const id = this.#nextId++;
     let resolve!: (result: RebuildResult) => void;
     const promise = new Promise<RebuildResult>((r) => (resolve = r));
     this.#pending.set(id, { environment, promise, resolve });
     this.#stats.get(environment)!.building = true;
-    this.#worker.postMessage({ type: 'build', id, environment } satisfies TrainerRequest);
+    this.#worker.postMessage({ type: 'build', id, environment });
     return promise;
   }
 
@@ -216,7 +215,6 @@ export class ModelTrainer {
 
   /** Stops scheduling and the worker; a build still running after `timeoutMs` is cut off (the next one cleans up after it). */
   async close(timeoutMs = 10_000): Promise<void> {
-    this.#stopping = true;
     for (const timer of this.#timers) clearTimeout(timer);
     await this.#worker.close(timeoutMs);
   }

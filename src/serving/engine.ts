@@ -9,6 +9,7 @@
  * item ids from the catalog view's own index) and turns ix back into ids.
  */
 import type { Config } from '../config/types.ts';
+import { pointer } from '../domain/field-errors.ts';
 import { withRoom } from '../domain/grown.ts';
 import { Catalog } from '../store/catalog.ts';
 import { CHANGES_POSITION_KEY, consumerHistoryEnd, copyU32Into, deviceRecordKey, EVENT_TYPE_CODES, userRecordKey } from '../store/model-layout.ts';
@@ -19,7 +20,7 @@ import { LiveRowReader, type LiveRowsMemory } from '../store/live-rows.ts';
 import { WasmRanker } from '../ranker/kernel.ts';
 import { VECTOR_DIM, type RankInput, type Ranker } from '../ranker/reference-ranker.ts';
 import { CandidateInput } from '../strategies/candidate-input.ts';
-import { defaultOptions, strategyChain } from '../strategies/registry.ts';
+import { strategyChain } from '../strategies/registry.ts';
 import type { StrategyRequest } from '../strategies/strategy.ts';
 import type { Notice } from './notices.ts';
 import { RECENT_STRIDE, RecentConsumption, type ResolveItem } from './recent-consumption.ts';
@@ -36,6 +37,8 @@ const ITEM_ROW = 100;
  * request after exclusions; the whole list only when they fall short.
  */
 const TOP_LIST_HEAD = 256;
+/** A strategy ranks from the head of its list first, then (a deepening one, when that fell short) from all of it. */
+const DEPTHS = [TOP_LIST_HEAD, Infinity] as const;
 const CONTEXT_SEED_WEIGHT = 2;
 const CHANGES_PER_SYNC = 10_000;
 /** Neighbour rows a worker keeps per environment (ITEM_ROW entries of 8 bytes at most each). */
@@ -187,7 +190,7 @@ export class Engine {
     const content = task.lists.map((list, i) =>
       list.content.map((c, j) => {
         const ix = this.#resolve(env, c);
-        if (ix === undefined || !env.view.inCatalog(ix)) errors.push({ path: `/lists/${i}/list_content/${j}/id`, message: `'${c.id}' is not an item of this environment` });
+        if (ix === undefined || !env.view.inCatalog(ix)) errors.push({ path: pointer('lists', i, 'list_content', j, 'id'), message: `'${c.id}' is not an item of this environment` });
         return { ix: ix ?? -1, rank: c.rank };
       }),
     );
@@ -302,8 +305,8 @@ export class Engine {
     for (let s = 0; s < chain.length && out.length < k; s++) {
       const strategy = chain[s]!;
       // The list's options for its own strategy; a fallback ranks with its defaults.
-      const options = (s === 0 && list.options) || defaultOptions(strategy);
-      for (const depth of [TOP_LIST_HEAD, Infinity]) {
+      const options = (s === 0 && list.options) || strategy.defaults;
+      for (const depth of DEPTHS) {
         const candidates = this.#candidates;
         candidates.reset();
         if (!strategy.candidates(env, user, candidates, options, depth)) break;

@@ -4,8 +4,7 @@
  * and the trained model's row for it, plus content similarity over the items sharing its
  * categories or tags, so a new item without events still gets neighbours.
  */
-import { TRAINED_CANDIDATES } from './personalized.ts';
-import { defineStrategy, everyIx, weightOption } from './strategy.ts';
+import { defineStrategy, everyIx, TRAINED_CANDIDATES, weightOption } from './strategy.ts';
 
 /** Items sharing categories or tags with the context item, scored by content similarity. */
 const SIMILAR_POOL = 200;

@@ -7,17 +7,12 @@
  */
 import { withRoom } from '../domain/grown.ts';
 import type { TopList } from './candidate-input.ts';
-import { defineStrategy, weightOption, type StrategyEnvironment, type StrategyRequest } from './strategy.ts';
+import { defineStrategy, TRAINED_CANDIDATES, weightOption, type StrategyEnvironment, type StrategyRequest } from './strategy.ts';
 
 /** Seeds the list grows from: the most recent distinct items. */
 const MAX_SEEDS = 10;
 /** Neighbours read per seed row (rows are stored strongest first). */
 const ROW = 30;
-/**
- * Trained-model candidates handed to the kernel per list: a few times the list so filters and
- * exclusions rarely empty it (the fallback chain fills what they do).
- */
-export const TRAINED_CANDIDATES = 50;
 /** Seeds' ages count in whole hours (below an hour, no decay): an hour of a 14-day half-life is 0.2%. */
 const SEED_AGE_STEP_SEC = 3600;
 

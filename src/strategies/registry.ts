@@ -10,7 +10,7 @@ import { latest } from './latest.ts';
 import { newForYou } from './new-for-you.ts';
 import { personalized } from './personalized.ts';
 import { popular } from './popular.ts';
-import type { Strategy, StrategyOptions } from './strategy.ts';
+import type { Strategy } from './strategy.ts';
 import { trending } from './trending.ts';
 
 export const STRATEGIES = [personalized, itemToItem, trending, popular, latest, newForYou] as const;
@@ -19,21 +19,11 @@ export type StrategyName = (typeof STRATEGIES)[number]['name'];
 export const STRATEGY_NAMES: readonly StrategyName[] = STRATEGIES.map((s) => s.name);
 
 const byName = new Map<string, Strategy>(STRATEGIES.map((s) => [s.name, s]));
-const defaults = new Map<Strategy, StrategyOptions>([...STRATEGIES, wholeCatalog].map((s) => [s, optionDefaults(s)]));
 /** Chains by strategy, then by the list's fallback ('' for none): no key is built per request. */
 const chains = new Map<string, Map<string, readonly Strategy[]>>();
 
 export function strategyNamed(name: string): Strategy | undefined {
   return byName.get(name);
-}
-
-/** Every option of the strategy at its default. */
-export function defaultOptions(strategy: Strategy): StrategyOptions {
-  return defaults.get(strategy) ?? optionDefaults(strategy);
-}
-
-function optionDefaults(strategy: Strategy): StrategyOptions {
-  return Object.freeze(Object.fromEntries(Object.entries(strategy.optionsSchema).map(([key, schema]) => [key, schema.default])));
 }
 
 /** The JSON Schema of a list's `options` for the strategy. */

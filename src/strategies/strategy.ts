@@ -73,6 +73,8 @@ export interface Strategy<Name extends string = string> {
   readonly deepens?: boolean;
   /** JSON Schema of each option a list may set (`lists.<name>.options`), each with a `default`. */
   readonly optionsSchema: Readonly<Record<string, { type: 'number' | 'integer'; minimum: number; maximum: number; default: number }>>;
+  /** Every option at its default (from optionsSchema): what a list that sets none, or a fallback, ranks with. */
+  readonly defaults: StrategyOptions;
   /**
    * Fills `input` with what to rank for the request; false when the strategy has nothing to rank
    * from (the next one of the chain is tried). `depth`: entries of a ranked list to read.
@@ -83,8 +85,17 @@ export interface Strategy<Name extends string = string> {
 /** An option weighing one of the kernel's terms (popularity, recency, content similarity), with its default. */
 export const weightOption = (defaultWeight: number) => ({ type: 'number', minimum: 0, maximum: 1000, default: defaultWeight }) as const;
 
-/** A strategy with its name's literal type kept (the configuration's enum is derived from them). */
-export const defineStrategy = <const Name extends string>(strategy: Strategy<Name>): Strategy<Name> => strategy;
+/** A strategy with its name's literal type kept (the configuration's enum is derived from them) and its defaults. */
+export function defineStrategy<const Name extends string>(strategy: Omit<Strategy<Name>, 'defaults'>): Strategy<Name> {
+  const defaults = Object.freeze(Object.fromEntries(Object.entries(strategy.optionsSchema).map(([key, schema]) => [key, schema.default])));
+  return { ...strategy, defaults };
+}
+
+/**
+ * Trained-model candidates handed to the kernel per list: a few times the list so filters and
+ * exclusions rarely empty it (the fallback chain fills what they do).
+ */
+export const TRAINED_CANDIDATES = 50;
 
 /** Every ix of the environment's view, kept on the environment until the catalog grows. */
 export function everyIx(env: StrategyEnvironment): Uint32Array {

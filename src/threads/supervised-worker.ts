@@ -25,13 +25,13 @@ export interface WorkerEntryData {
   idle?: boolean;
 }
 
-export interface SupervisedWorkerOptions<Out> {
+export interface SupervisedWorkerOptions<In, Out> {
   /** What the logs call it: "model builder", "ingest worker". */
   name: string;
   workerData: WorkerEntryData;
   log: Logger;
   /** The message that asks the thread to write what it must keep and exit. */
-  stopMessage: unknown;
+  stopMessage: In;
   onMessage(message: Out): void;
   /** After every exit, expected or not: settle what waited for the thread. */
   onExit?(code: number): void;
@@ -39,15 +39,15 @@ export interface SupervisedWorkerOptions<Out> {
   terminatedNote?: string;
 }
 
-export class SupervisedWorker<Out> {
-  readonly #options: SupervisedWorkerOptions<Out>;
+export class SupervisedWorker<In, Out> {
+  readonly #options: SupervisedWorkerOptions<In, Out>;
   #worker!: Worker;
   #exited!: Promise<void>;
   #stopping = false;
   /** The thread is running (false between an unexpected exit and its restart). */
   running = false;
 
-  constructor(options: SupervisedWorkerOptions<Out>) {
+  constructor(options: SupervisedWorkerOptions<In, Out>) {
     this.#options = options;
     this.#start();
   }
@@ -71,7 +71,12 @@ export class SupervisedWorker<Out> {
     });
   }
 
-  postMessage(message: unknown, transfer?: ArrayBuffer[]): void {
+  /** A stop was asked: the thread is exiting or gone, and will not be restarted. */
+  get stopping(): boolean {
+    return this.#stopping;
+  }
+
+  postMessage(message: In, transfer?: ArrayBuffer[]): void {
     this.#worker.postMessage(message, transfer);
   }
 

@@ -12,7 +12,7 @@ const messages: string[] = [];
 const exits: number[] = [];
 /** An echo worker under supervision, its messages and exits recorded. */
 const supervised = (name: string) =>
-  new SupervisedWorker<string>({
+  new SupervisedWorker<string, string>({
     name,
     workerData: { entry: new URL('./echo-worker.ts', import.meta.url).href },
     log,
@@ -38,6 +38,7 @@ await until(() => count('started') === 2);
 worker.postMessage('ping');
 await until(() => count('pong') === 2);
 const runningAfterRestart = worker.running;
+const stoppingBeforeClose = worker.stopping;
 await worker.close(10_000);
 const afterStop = { running: worker.running, exits: [...exits], bye: count('bye') };
 // A thread that ignores its stop is terminated after the bound.
@@ -47,4 +48,4 @@ stuck.postMessage('hang');
 const stopStartedAt = Date.now();
 await stuck.close(300);
 const stuckStop = { ms: Date.now() - stopStartedAt, running: stuck.running };
-console.log(JSON.stringify({ runningAfterCrash, runningAfterRestart, afterStop, stuckStop, messages, logs: logs.map((l) => ({ level: l.level, msg: l.msg, code: l.code })) }));
+console.log(JSON.stringify({ runningAfterCrash, runningAfterRestart, stopping: [stoppingBeforeClose, worker.stopping], afterStop, stuckStop, messages, logs: logs.map((l) => ({ level: l.level, msg: l.msg, code: l.code })) }));

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { loadConfig } from '../../../src/config/load.ts';
 import { configFile, configProblems } from '../../helpers/config.ts';
-import { defaultOptions, STRATEGIES, STRATEGY_NAMES, strategyChain } from '../../../src/strategies/registry.ts';
+import { STRATEGIES, STRATEGY_NAMES, strategyChain } from '../../../src/strategies/registry.ts';
 
 const fileOf = (lists: Record<string, unknown>) => configFile('config.json', JSON.stringify({ environments: { shop: { itemTypes: ['product'], lists } } }));
 const load = (lists: Record<string, unknown>) => loadConfig({ AFFINITY_CONFIG: fileOf(lists) });
@@ -48,7 +48,7 @@ test("a list's options are its strategy's, checked against its schema and comple
 
 test('every strategy has a default for each of its options, within its own bounds', () => {
   for (const strategy of STRATEGIES) {
-    const defaults = defaultOptions(strategy);
+    const defaults = strategy.defaults;
     assert.deepEqual(Object.keys(defaults), Object.keys(strategy.optionsSchema), strategy.name);
     for (const [key, schema] of Object.entries(strategy.optionsSchema)) {
       assert.ok(defaults[key]! >= schema.minimum && defaults[key]! <= schema.maximum, `${strategy.name}.${key}`);

@@ -15,6 +15,7 @@ test('a supervised worker is restarted after an unexpected exit, stopped by its 
   const run = JSON.parse(stdout) as {
     runningAfterCrash: boolean;
     runningAfterRestart: boolean;
+    stopping: [beforeClose: boolean, afterClose: boolean];
     afterStop: { running: boolean; exits: number[]; bye: number };
     stuckStop: { ms: number; running: boolean };
     messages: string[];
@@ -24,6 +25,7 @@ test('a supervised worker is restarted after an unexpected exit, stopped by its 
   assert.equal(run.runningAfterRestart, true);
   assert.deepEqual(run.messages.slice(0, 5), ['started', 'pong', 'started', 'pong', 'bye'], 'answered before the crash and again after the restart; said bye at the stop');
   assert.deepEqual(run.afterStop, { running: false, exits: [3, 0], bye: 1 });
+  assert.deepEqual(run.stopping, [false, true], 'stopping once a close was asked (what the handles refuse new work by), not after a crash');
   assert.deepEqual(run.logs[0], { level: 50, msg: 'echo worker stopped unexpectedly', code: 3 });
   assert.ok(run.stuckStop.ms >= 300 && run.stuckStop.ms < 5000, `terminated after the 300 ms bound: ${run.stuckStop.ms} ms`);
   assert.equal(run.stuckStop.running, false);
